@@ -1,0 +1,94 @@
+/**
+ * Typed errors shared by every tier. Each carries a stable `code` string so
+ * callers can branch without `instanceof` across package copies.
+ */
+
+/** Base class of every error this library throws on purpose. */
+export class GpuError extends Error {
+  /** Stable machine-readable identifier of the error kind. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** One place a shared library was looked for, and why it did not load. */
+export interface LibraryAttempt {
+  path: string;
+  error: string;
+}
+
+/** No candidate path of a shared library loaded. Lists every path tried. */
+export class LibraryNotFoundError extends GpuError {
+  readonly library: string;
+  readonly attempts: readonly LibraryAttempt[];
+  constructor(library: string, attempts: readonly LibraryAttempt[], hint?: string) {
+    const tried = attempts.map((a) => `\n  - ${a.path}: ${a.error}`).join('');
+    super(
+      'LIBRARY_NOT_FOUND',
+      `Could not load ${library}. Tried:${tried || ' (no candidates)'}${hint ? `\n${hint}` : ''}`,
+    );
+    this.library = library;
+    this.attempts = attempts;
+  }
+}
+
+/** A library loaded but lacks an entry point (an older driver, say). */
+export class MissingSymbolError extends GpuError {
+  readonly library: string;
+  readonly symbol: string;
+  constructor(library: string, symbol: string, cause?: unknown) {
+    super(
+      'MISSING_SYMBOL',
+      `${library} has no entry point ${symbol} (the installed version is probably too old for this call)`,
+      { cause },
+    );
+    this.library = library;
+    this.symbol = symbol;
+  }
+}
+
+/** An argument was refused before it reached the driver or compiler. */
+export class InvalidArgumentError extends GpuError {
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', message);
+  }
+}
+
+/** An object was used after `dispose()`. */
+export class DisposedError extends GpuError {
+  constructor(what: string) {
+    super('DISPOSED', `${what} has been disposed`);
+  }
+}
+
+/** An allocation failed even after the cache was emptied. */
+export class OutOfMemoryError extends GpuError {
+  readonly requestedBytes: number;
+  readonly inUseBytes: number;
+  readonly limitBytes: number | undefined;
+  readonly deviceFreeBytes: number | undefined;
+  readonly deviceTotalBytes: number | undefined;
+  constructor(details: {
+    requestedBytes: number;
+    inUseBytes: number;
+    limitBytes?: number;
+    deviceFreeBytes?: number;
+    deviceTotalBytes?: number;
+  }) {
+    const mib = (n: number | undefined) => (n === undefined ? 'unknown' : `${(n / 2 ** 20).toFixed(1)} MiB`);
+    super(
+      'OUT_OF_MEMORY',
+      `Out of device memory: requested ${mib(details.requestedBytes)}, in use ${mib(details.inUseBytes)}, ` +
+        `limit ${details.limitBytes === undefined ? 'none' : mib(details.limitBytes)}, ` +
+        `device free ${mib(details.deviceFreeBytes)} of ${mib(details.deviceTotalBytes)}`,
+    );
+    this.requestedBytes = details.requestedBytes;
+    this.inUseBytes = details.inUseBytes;
+    this.limitBytes = details.limitBytes;
+    this.deviceFreeBytes = details.deviceFreeBytes;
+    this.deviceTotalBytes = details.deviceTotalBytes;
+  }
+}

@@ -1,0 +1,75 @@
+import koffi from 'koffi';
+import { existsSync } from 'node:fs';
+import { LibraryNotFoundError, type LibraryAttempt } from '../errors.js';
+
+/** A loaded shared library, as koffi returns it. */
+export type NativeLibrary = ReturnType<typeof koffi.load>;
+
+/** How to find one shared library. */
+export interface LibrarySpec {
+  /** Human name used in errors, e.g. "the CUDA driver (libcuda)". */
+  readonly name: string;
+  /** Environment variable holding an explicit path; tried first and alone when set. */
+  readonly envVar: string;
+  /** Candidate paths or bare sonames, most preferred first. Evaluated at load time. */
+  readonly candidates: () => string[];
+  /** Extra sentence appended to the not-found error. */
+  readonly hint?: string;
+}
+
+export interface LoadedLibrary {
+  readonly lib: NativeLibrary;
+  /** The candidate that loaded. */
+  readonly path: string;
+}
+
+const loaded = new Map<LibrarySpec, LoadedLibrary>();
+const failed = new Map<LibrarySpec, LibraryNotFoundError>();
+
+/**
+ * Loads the first candidate of `spec` that the dynamic loader accepts and
+ * caches it (and a failure) for the life of the process. When the spec's
+ * environment variable is set, only that path is tried.
+ */
+export function openLibrary(spec: LibrarySpec): LoadedLibrary {
+  const hit = loaded.get(spec);
+  if (hit) return hit;
+  const miss = failed.get(spec);
+  if (miss) throw miss;
+  const override = process.env[spec.envVar];
+  const candidates = override ? [override] : dedupe(spec.candidates());
+  const attempts: LibraryAttempt[] = [];
+  for (const path of candidates) {
+    // Absolute paths that do not exist are reported without asking the loader.
+    if (path.includes('/') && !existsSync(path)) {
+      attempts.push({ path, error: 'no such file' });
+      continue;
+    }
+    try {
+      const lib = koffi.load(path);
+      const result = { lib, path };
+      loaded.set(spec, result);
+      return result;
+    } catch (err) {
+      attempts.push({ path, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  const hint = `${override ? `(${spec.envVar} is set, so only it was tried.) ` : `Set ${spec.envVar} to the library's path to override. `}${spec.hint ?? ''}`.trim();
+  const error = new LibraryNotFoundError(spec.name, attempts, hint);
+  failed.set(spec, error);
+  return failedLoad(error);
+}
+
+/** Forgets cached load results (tests change env overrides between cases). */
+export function resetLibraryCache(): void {
+  loaded.clear();
+  failed.clear();
+}
+
+function failedLoad(error: LibraryNotFoundError): never {
+  throw error;
+}
+
+function dedupe(paths: string[]): string[] {
+  return [...new Set(paths.filter((p) => p.length > 0))];
+}

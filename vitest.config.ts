@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'gpu',
+          include: ['test/gpu/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+          // One GPU, one process: tests share the device and its primary context.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});

@@ -1,0 +1,279 @@
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { InvalidArgumentError } from '../errors.js';
+
+/** What the cache keeps per compiled program. */
+export interface KernelCacheEntry {
+  /** CUBIN bytes, or PTX bytes with their terminating NUL. */
+  readonly image: Uint8Array;
+  /** Name expression → mangled name. */
+  readonly loweredNames: Readonly<Record<string, string>>;
+  /** The compiler's log (warnings). */
+  readonly log: string;
+}
+
+/**
+ * Where entries live: `disk` (with an in-memory layer in front), `memory` (the
+ * folder was not writable), or `off` (`GPUCOMPUTE_CACHE=0`).
+ */
+export type KernelCacheMode = 'disk' | 'memory' | 'off';
+
+/** Counters since the cache was made. */
+export interface KernelCacheStats {
+  hits: number;
+  misses: number;
+  diskHits: number;
+  memoryHits: number;
+  writes: number;
+  /** The folder entries go to (also reported in memory and off modes: the one that is not used). */
+  dir: string;
+  mode: KernelCacheMode;
+}
+
+export interface KernelCacheOptions {
+  /** Folder of the on-disk entries; default `GPUCOMPUTE_CACHE_DIR`, else {@link defaultKernelCacheDir}. */
+  dir?: string;
+  /** False keeps nothing (every lookup misses); default: unless `GPUCOMPUTE_CACHE` is `0`/`false`/`off`. */
+  enabled?: boolean;
+  /** Most entries held in memory (oldest-used dropped first); default 512. */
+  memoryEntries?: number;
+}
+
+/**
+ * The platform's cache folder for compiled kernels: `$XDG_CACHE_HOME` or
+ * `~/.cache` + `gpucompute/kernels` on Linux, `~/Library/Caches/gpucompute/kernels`
+ * on macOS, `%LOCALAPPDATA%\gpucompute\Cache\kernels` on Windows.
+ */
+export function defaultKernelCacheDir(): string {
+  const env = process.env;
+  if (process.platform === 'win32') {
+    return join(env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'gpucompute', 'Cache', 'kernels');
+  }
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'gpucompute', 'kernels');
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'gpucompute', 'kernels');
+}
+
+// Entry file: MAGIC, u32 LE header length, UTF-8 JSON header, image bytes.
+const MAGIC = Buffer.from('GPUCKRN1', 'latin1');
+const ENTRY_SUFFIX = '.kernel';
+const TEMP_SUFFIX = '.tmp';
+
+interface EntryHeader {
+  key: string;
+  imageLength: number;
+  imageCrc32: number;
+  loweredNames: Record<string, string>;
+  log: string;
+}
+
+/**
+ * A cache of compiled programs keyed by `kernelCacheKey`, in the manner of
+ * CuPy's: one file per entry in a cache folder, written to a temporary file in
+ * the same folder and renamed into place, so concurrent processes never see a
+ * partial entry (the last writer of equal content wins). Each entry carries its
+ * key, the image's length and its CRC-32 (cheap enough to check on every
+ * disk hit), so a truncated or corrupted file reads as a miss
+ * and is rewritten by the next compile. A map in front of the disk makes a
+ * repeated hit in one process cost microseconds.
+ */
+export class KernelCache {
+  /** Where entries live now; `disk` falls back to `memory` if a write fails. */
+  get mode(): KernelCacheMode {
+    return this.#mode;
+  }
+  /** The on-disk folder (set in memory mode too: the one that was refused). */
+  readonly dir: string;
+  /** Why the cache is not on disk, when it is not. */
+  get fallbackReason(): string | undefined {
+    return this.#fallbackReason;
+  }
+
+  #mode: KernelCacheMode;
+  #fallbackReason: string | undefined;
+  readonly #memory = new Map<string, KernelCacheEntry>();
+  readonly #memoryEntries: number;
+  readonly #stats = { hits: 0, misses: 0, diskHits: 0, memoryHits: 0, writes: 0 };
+
+  constructor(options: KernelCacheOptions = {}) {
+    this.#memoryEntries = options.memoryEntries ?? 512;
+    const enabled = options.enabled ?? !isDisabledByEnv();
+    this.dir = options.dir ?? (process.env.GPUCOMPUTE_CACHE_DIR || defaultKernelCacheDir());
+    if (!enabled) {
+      this.#mode = 'off';
+      this.#fallbackReason = 'disabled';
+      return;
+    }
+    try {
+      mkdirSync(this.dir, { recursive: true });
+      accessSync(this.dir, constants.W_OK);
+      this.#mode = 'disk';
+    } catch (err) {
+      this.#mode = 'memory';
+      this.#fallbackReason = `cache folder ${this.dir} is not writable: ${errorText(err)}`;
+    }
+  }
+
+  static #shared: KernelCache | undefined;
+
+  /** The process-wide cache `Program` uses by default, configured from the environment on first use. */
+  static shared(): KernelCache {
+    KernelCache.#shared ??= new KernelCache();
+    return KernelCache.#shared;
+  }
+
+  /** The entry for `key`, or `undefined` (counted as a miss). The returned image is a copy the caller may keep. */
+  get(key: string): KernelCacheEntry | undefined {
+    checkKey(key);
+    if (this.#mode === 'off') {
+      this.#stats.misses++;
+      return undefined;
+    }
+    const inMemory = this.#memory.get(key);
+    if (inMemory) {
+      this.#remember(key, inMemory);
+      this.#stats.hits++;
+      this.#stats.memoryHits++;
+      return copyEntry(inMemory);
+    }
+    const onDisk = this.#mode === 'disk' ? this.#read(key) : undefined;
+    if (onDisk) {
+      this.#remember(key, onDisk);
+      this.#stats.hits++;
+      this.#stats.diskHits++;
+      return copyEntry(onDisk);
+    }
+    this.#stats.misses++;
+    return undefined;
+  }
+
+  /** Stores an entry (in memory, and on disk in disk mode). */
+  set(key: string, entry: KernelCacheEntry): void {
+    checkKey(key);
+    if (this.#mode === 'off') return;
+    const kept = copyEntry(entry);
+    this.#remember(key, kept);
+    if (this.#mode === 'disk') {
+      try {
+        this.#write(key, kept);
+      } catch (err) {
+        // Kept in memory all the same; later entries stay there too.
+        this.#mode = 'memory';
+        this.#fallbackReason = `writing to ${this.dir} failed: ${errorText(err)}`;
+      }
+    }
+    this.#stats.writes++;
+  }
+
+  /** Hit/miss counters, where entries live, and the folder. */
+  stats(): KernelCacheStats {
+    return { ...this.#stats, dir: this.dir, mode: this.#mode };
+  }
+
+  /**
+   * Drops every entry: the in-memory ones and the entry files in its folder.
+   * Other files are left alone, temporary files included (another process may
+   * be about to rename one into place).
+   */
+  clear(): void {
+    this.#memory.clear();
+    if (this.#mode !== 'disk') return;
+    for (const name of readdirSync(this.dir)) {
+      if (name.endsWith(ENTRY_SUFFIX)) rmSync(join(this.dir, name), { force: true });
+    }
+  }
+
+  #remember(key: string, entry: KernelCacheEntry): void {
+    // Re-inserting moves the key to the end, so the map's first key is the least recently used.
+    this.#memory.delete(key);
+    this.#memory.set(key, entry);
+    if (this.#memory.size > this.#memoryEntries) this.#memory.delete(this.#memory.keys().next().value!);
+  }
+
+  #path(key: string): string {
+    return join(this.dir, `${key}${ENTRY_SUFFIX}`);
+  }
+
+  #read(key: string): KernelCacheEntry | undefined {
+    let file: Buffer;
+    try {
+      file = readFileSync(this.#path(key));
+    } catch {
+      return undefined;
+    }
+    return decodeEntry(file, key);
+  }
+
+  #write(key: string, entry: KernelCacheEntry): void {
+    const header: EntryHeader = {
+      key,
+      imageLength: entry.image.length,
+      imageCrc32: crc32(entry.image),
+      loweredNames: { ...entry.loweredNames },
+      log: entry.log,
+    };
+    const json = Buffer.from(JSON.stringify(header), 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(json.length);
+    const temp = join(this.dir, `.${key}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    try {
+      writeFileSync(temp, Buffer.concat([MAGIC, length, json, entry.image]));
+      renameSync(temp, this.#path(key));
+    } catch (err) {
+      rmSync(temp, { force: true });
+      throw err;
+    }
+  }
+}
+
+/** Reads an entry file; `undefined` for anything malformed, truncated, corrupted or stored under another key. */
+function decodeEntry(file: Buffer, key: string): KernelCacheEntry | undefined {
+  const start = MAGIC.length + 4;
+  if (file.length < start || !file.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  const headerLength = file.readUInt32LE(MAGIC.length);
+  if (start + headerLength > file.length) return undefined;
+  let header: EntryHeader;
+  try {
+    header = JSON.parse(file.toString('utf8', start, start + headerLength)) as EntryHeader;
+  } catch {
+    return undefined;
+  }
+  const image = file.subarray(start + headerLength);
+  if (
+    header.key !== key ||
+    header.imageLength !== image.length ||
+    header.imageCrc32 !== crc32(image) ||
+    typeof header.log !== 'string' ||
+    typeof header.loweredNames !== 'object' ||
+    header.loweredNames === null
+  ) {
+    return undefined;
+  }
+  // A view into the freshly read file: callers get copies, so it is never shared.
+  return {
+    image: new Uint8Array(image.buffer, image.byteOffset, image.length),
+    loweredNames: header.loweredNames,
+    log: header.log,
+  };
+}
+
+function copyEntry(entry: KernelCacheEntry): KernelCacheEntry {
+  return { image: entry.image.slice(), loweredNames: { ...entry.loweredNames }, log: entry.log };
+}
+
+/** Keys become file names: letters, digits, `-` and `_` only (`kernelCacheKey` gives hex). */
+function checkKey(key: string): void {
+  if (typeof key !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(key)) {
+    throw new InvalidArgumentError(`kernel cache key must be 1-128 letters, digits, '-' or '_', not ${JSON.stringify(key)}`);
+  }
+}
+
+function isDisabledByEnv(): boolean {
+  return ['0', 'false', 'off', 'no'].includes((process.env.GPUCOMPUTE_CACHE ?? '').trim().toLowerCase());
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,209 @@
+/**
+ * The one interface every GpuCompute backend (CUDA, CPU, later HIP and Metal)
+ * implements. Ops are written once in the front-end against it: the front-end
+ * validates shapes, dtypes, axes and lifetimes and computes plans, so a backend
+ * only executes and never needs to re-check arguments.
+ */
+import type { DType } from './dtype.js';
+import type { BackendBuffer, TensorView } from './tensor-view.js';
+
+export type { BackendBuffer, TensorView } from './tensor-view.js';
+
+/** The platforms a backend can run on. */
+export type BackendKind = 'cuda' | 'hip' | 'metal' | 'cpu';
+
+/** Every backend kind, in the order `backend: 'auto'` tries them. */
+export const BACKEND_KINDS: readonly BackendKind[] = ['cuda', 'hip', 'metal', 'cpu'];
+
+/** The capability record an orchestrator schedules on. */
+export interface DeviceInfo {
+  backend: BackendKind;
+  /** Human-readable platform, e.g. "CUDA 13.0 (driver 580.65)" or "CPU (linux x64, Node 20.19.0)". */
+  platform: string;
+  deviceName: string;
+  /** Device index within its backend (0 for the CPU). */
+  ordinal: number;
+  /** e.g. "9.0" (CUDA only). */
+  computeCapability?: string;
+  /** e.g. "sm_90" (CUDA only). */
+  arch?: string;
+  totalMemory: number;
+  freeMemory: number;
+  /** Streaming multiprocessors (GPU) or logical cores (CPU). */
+  multiprocessorCount: number;
+  tensorCores: boolean;
+  /** Native f16 arithmetic (f16 tensors work on every backend; the CPU emulates them through f32). */
+  fp16: boolean;
+  /** Native bf16 arithmetic (same remark as fp16). */
+  bf16: boolean;
+}
+
+/** An ordered queue of work. Opaque; on the CPU every call is synchronous. */
+export interface BackendStream {
+  readonly id: number;
+}
+
+export type UnaryOp =
+  | 'neg'
+  | 'abs'
+  | 'exp'
+  | 'log'
+  | 'sqrt'
+  | 'rsqrt'
+  | 'relu'
+  | 'leakyRelu'
+  | 'sigmoid'
+  | 'tanh'
+  | 'gelu'
+  | 'geluTanh'
+  | 'silu'
+  | 'softplus';
+
+/** Backward of an activation: out = dy * f'(x). */
+export type ActivationGradOp =
+  | 'reluGrad'
+  | 'leakyReluGrad'
+  | 'sigmoidGrad'
+  | 'tanhGrad'
+  | 'geluGrad'
+  | 'geluTanhGrad'
+  | 'siluGrad'
+  | 'softplusGrad';
+
+export type BinaryOp = 'add' | 'sub' | 'mul' | 'div' | 'max' | 'min';
+
+export type ReduceOp = 'sum' | 'mean' | 'max' | 'min' | 'argmax';
+
+/**
+ * Broadcast plan computed once by the front-end: output shape and per-input
+ * element strides (0 on broadcast dims), with adjacent dims already collapsed
+ * (rank ≤ 6), plus a hint for fast paths.
+ * `rowB`: b is `[cols]` over a `[rows, cols]` a (and `rowA` the mirror).
+ */
+export interface BroadcastPlan {
+  outShape: number[];
+  aStrides: number[];
+  bStrides: number[];
+  kind: 'same' | 'scalarB' | 'scalarA' | 'rowB' | 'rowA' | 'general';
+}
+
+/** Reduce along one axis of a tensor seen as `[outer, axisLen, inner]`; 'all' is outer=1, inner=1. */
+export interface ReducePlan {
+  outer: number;
+  axisLen: number;
+  inner: number;
+}
+
+/** Activations a matmul can fuse into its epilogue. */
+export type MatmulActivation = 'relu' | 'gelu' | 'geluTanh' | 'silu' | 'sigmoid' | 'tanh';
+
+/** One (batched) matrix product, out = act(alpha·op(A)·op(B) + beta·C + bias). Owned by the matmul code. */
+export interface MatmulParams {
+  a: TensorView;
+  b: TensorView;
+  out: TensorView;
+  c?: TensorView;
+  bias?: TensorView;
+  m: number;
+  n: number;
+  k: number;
+  batch: number;
+  /** Element strides between batch entries; 0 broadcasts one matrix over the batch. */
+  aBatchStride: number;
+  bBatchStride: number;
+  cBatchStride: number;
+  transA: boolean;
+  transB: boolean;
+  alpha: number;
+  beta: number;
+  activation?: MatmulActivation;
+  precision: 'highest' | 'tf32';
+  engine: 'auto' | 'kernels' | 'cublas';
+  autotune: boolean;
+}
+
+/** Memory-pool counters; the same meaning on every backend. */
+export interface PoolStats {
+  /** Bytes handed out and not yet freed. */
+  inUseBytes: number;
+  /** Bytes held by the pool for reuse (not in use). */
+  cachedBytes: number;
+  /** Highest `inUseBytes` seen. */
+  peakBytes: number;
+  /** Live allocations (blocks in use). */
+  allocations: number;
+  limitBytes?: number;
+}
+
+/**
+ * What a backend executes. All views are dense, row-major and already validated.
+ *
+ * Shared semantics (so every backend gives the same answer):
+ * - f16/bf16 are loaded to f32, computed in f32 (the CPU may use f64) and rounded
+ *   to nearest-even on store. i32 add/sub/mul/neg/abs wrap modulo 2^32.
+ * - binary max/min and reductions max/min propagate NaN; argmax returns the first
+ *   NaN if any, else the first maximal index.
+ * - cast float → i32 truncates toward zero, saturates at ±2^31, NaN → 0; i32 → f16/bf16
+ *   goes through f32.
+ * - random: Philox4x32-10 (see `cpu/philox.ts`); uniform u = top24·2^-24 and the value is
+ *   a + (b − a)·u in f32 with no FMA contraction (`__fmul_rn`/`__fadd_rn`), so it matches bit
+ *   for bit; normal = a + b·z (Box–Muller).
+ * - dropout: element i is kept when its uniform u (same stream as `random`) is ≥ f32(p), and
+ *   kept values are x · scale in one f32 multiply, where scale = f32(1/(1−p)) is computed in
+ *   double on the host. The front-end handles p = 0 and p = 1.
+ * - activations propagate NaN (relu(NaN) = NaN, as in PyTorch).
+ * - The front-end never calls an op with an empty output or an empty reduced axis.
+ */
+export interface Backend {
+  readonly kind: BackendKind;
+  /** The device's capabilities, with a fresh free-memory reading. */
+  info(): DeviceInfo;
+  /** Allocates through the backend's caching pool. */
+  alloc(byteLength: number): BackendBuffer;
+  /** Returns a buffer to the pool. */
+  free(buffer: BackendBuffer): void;
+  write(dst: BackendBuffer, src: ArrayBufferView, byteOffset?: number): void;
+  /** Synchronous read: waits for the work queued on the current stream. */
+  read(src: BackendBuffer, dst: ArrayBufferView, byteOffset?: number): void;
+  /** Read that keeps the event loop free while the device finishes. */
+  readAsync(src: BackendBuffer, dst: ArrayBufferView, byteOffset?: number): Promise<void>;
+  /** Same dtype, same size. */
+  copy(dst: TensorView, src: TensorView): void;
+  fill(out: TensorView, value: number): void;
+  /** Philox4x32-10 keyed by `seed`: uniform in [a, b) or normal(mean a, std b). */
+  random(out: TensorView, kind: 'uniform' | 'normal', seed: number, a: number, b: number): void;
+  cast(x: TensorView, out: TensorView): void;
+  /** `alpha` is the leakyRelu slope. */
+  unary(op: UnaryOp, x: TensorView, out: TensorView, alpha?: number): void;
+  activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha?: number): void;
+  binary(op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void;
+  /** argmax writes i32 indices. */
+  reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void;
+  /** Over the last axis of a tensor seen as `[rows, cols]`; `log` gives logSoftmax. */
+  softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void;
+  layerNorm(
+    x: TensorView,
+    gamma: TensorView | undefined,
+    beta: TensorView | undefined,
+    out: TensorView,
+    rows: number,
+    cols: number,
+    eps: number,
+  ): void;
+  /** Swaps the last two dims of `[batch, rows, cols]`. */
+  transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void;
+  /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
+  dropout(x: TensorView, out: TensorView, p: number, seed: number): void;
+  matmul(params: MatmulParams): void;
+  synchronize(): void;
+  createStream(): BackendStream;
+  setStream(s: BackendStream): void;
+  currentStream(): BackendStream;
+  memoryStats(): PoolStats;
+  /** Releases cached, unused memory back to the device. */
+  trim(): void;
+  dispose(): void;
+}
+
+/** Convenience re-export so backends import one module. */
+export type { DType };

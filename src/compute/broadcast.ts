@@ -1,0 +1,102 @@
+/**
+ * NumPy broadcasting for binary ops: the output shape, and a
+ * {@link BroadcastPlan} with per-input strides (0 where an input repeats) and
+ * adjacent dims collapsed so backends walk as few dims as possible.
+ */
+import { InvalidArgumentError } from '../errors.js';
+import type { BroadcastPlan } from './backend.js';
+import { rowMajorStrides } from './tensor-view.js';
+
+/** Most dims a plan may keep after collapsing (what the GPU kernels index). */
+export const MAX_BROADCAST_RANK = 6;
+
+const formatShape = (shape: readonly number[]) => `[${shape.join(', ')}]`;
+
+/** The broadcast of two shapes under NumPy rules (align right; a dim of 1 stretches). */
+export function broadcastShapes(op: string, a: readonly number[], b: readonly number[]): number[] {
+  const rank = Math.max(a.length, b.length);
+  const out = new Array<number>(rank);
+  for (let i = 0; i < rank; i++) {
+    const da = a[a.length - rank + i] ?? 1;
+    const db = b[b.length - rank + i] ?? 1;
+    if (da !== db && da !== 1 && db !== 1) {
+      throw new InvalidArgumentError(
+        `${op}: shapes ${formatShape(a)} and ${formatShape(b)} do not broadcast (dim ${i - rank} is ${da} vs ${db})`,
+      );
+    }
+    out[i] = da === 1 ? db : da;
+  }
+  return out;
+}
+
+/** Element strides of `shape` seen inside `outShape`: 0 on dims it repeats along. */
+function stridesWithin(shape: readonly number[], outShape: readonly number[]): number[] {
+  const rank = outShape.length;
+  const own = rowMajorStrides(shape);
+  const strides = new Array<number>(rank).fill(0);
+  for (let i = 0; i < shape.length; i++) {
+    const o = rank - shape.length + i;
+    strides[o] = shape[i] === 1 ? 0 : own[i]!;
+  }
+  return strides;
+}
+
+/**
+ * Plans `op(a, b)`. Throws {@link InvalidArgumentError} when the shapes do not
+ * broadcast or when the broadcast cannot be collapsed to six dims.
+ */
+export function planBroadcast(op: string, aShape: readonly number[], bShape: readonly number[]): BroadcastPlan {
+  const fullShape = broadcastShapes(op, aShape, bShape);
+  const fullA = stridesWithin(aShape, fullShape);
+  const fullB = stridesWithin(bShape, fullShape);
+
+  // Drop dims of extent 1 (they never move an index), then merge each dim into
+  // its right neighbour when both inputs step through the pair contiguously.
+  const outShape: number[] = [];
+  const aStrides: number[] = [];
+  const bStrides: number[] = [];
+  for (let i = 0; i < fullShape.length; i++) {
+    if (fullShape[i] === 1) continue;
+    const last = outShape.length - 1;
+    if (
+      last >= 0 &&
+      aStrides[last] === fullA[i]! * fullShape[i]! &&
+      bStrides[last] === fullB[i]! * fullShape[i]!
+    ) {
+      outShape[last]! *= fullShape[i]!;
+      aStrides[last] = fullA[i]!;
+      bStrides[last] = fullB[i]!;
+    } else {
+      outShape.push(fullShape[i]!);
+      aStrides.push(fullA[i]!);
+      bStrides.push(fullB[i]!);
+    }
+  }
+  if (outShape.length === 0) {
+    outShape.push(1);
+    aStrides.push(0);
+    bStrides.push(0);
+  }
+  if (outShape.length > MAX_BROADCAST_RANK) {
+    throw new InvalidArgumentError(
+      `${op}: broadcasting ${formatShape(aShape)} with ${formatShape(bShape)} needs ${outShape.length} dims ` +
+        `after merging contiguous ones; at most ${MAX_BROADCAST_RANK} are supported`,
+    );
+  }
+  return { outShape, aStrides, bStrides, kind: planKind(outShape, aStrides, bStrides) };
+}
+
+function planKind(outShape: number[], aStrides: number[], bStrides: number[]): BroadcastPlan['kind'] {
+  const allZero = (s: number[]) => s.every((v) => v === 0);
+  const dense = (s: number[]) => s.length === 1 && s[0] === 1;
+  if (outShape.length === 1 && outShape[0] === 1) return 'same';
+  if (dense(aStrides) && dense(bStrides)) return 'same';
+  if (allZero(bStrides)) return 'scalarB';
+  if (allZero(aStrides)) return 'scalarA';
+  if (outShape.length === 2) {
+    const cols = outShape[1]!;
+    if (aStrides[0] === cols && aStrides[1] === 1 && bStrides[0] === 0 && bStrides[1] === 1) return 'rowB';
+    if (bStrides[0] === cols && bStrides[1] === 1 && aStrides[0] === 0 && aStrides[1] === 1) return 'rowA';
+  }
+  return 'general';
+}

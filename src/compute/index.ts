@@ -1,0 +1,56 @@
+/**
+ * GpuCompute: tensors and ops on the best local device, with a CPU fallback.
+ */
+export { GpuCompute } from './gpu-compute.js';
+export type {
+  ActivationName,
+  GeluOptions,
+  GpuComputeOptions,
+  RandnOptions,
+  RandOptions,
+  ReduceOptions,
+  TensorData,
+} from './gpu-compute.js';
+export { Tensor } from './tensor.js';
+export type { HostArray, RawHostArray } from './tensor.js';
+export {
+  DTYPES,
+  dtypeSize,
+  isDType,
+  isFloatDType,
+  f32ToF16Bits,
+  f16BitsToF32,
+  f32ToBf16Bits,
+  bf16BitsToF32,
+  toF16Array,
+  fromF16Array,
+  toBf16Array,
+  fromBf16Array,
+} from './dtype.js';
+export type { DType } from './dtype.js';
+export { BACKEND_KINDS } from './backend.js';
+export type {
+  ActivationGradOp,
+  Backend,
+  BackendBuffer,
+  BackendKind,
+  BackendStream,
+  BinaryOp,
+  BroadcastPlan,
+  DeviceInfo,
+  MatmulActivation,
+  MatmulParams,
+  PoolStats,
+  ReduceOp,
+  ReducePlan,
+  TensorView,
+  UnaryOp,
+} from './backend.js';
+export { BackendUnavailableError, AUTO_ORDER } from './backend-selection.js';
+export type { SkippedBackend } from './backend-selection.js';
+export { selectDevice } from './select-device.js';
+export type { DeviceCandidate, DeviceRequirements, DeviceSelection } from './select-device.js';
+export { Logger } from './logger.js';
+export type { LogLevel, LogLevelSetting, LoggerFunction } from './logger.js';
+export { CpuBackend } from './cpu/cpu-backend.js';
+export { philox4x32 } from './cpu/philox.js';

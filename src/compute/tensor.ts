@@ -1,0 +1,326 @@
+/**
+ * Tensors: a dtype and a shape over reference-counted backend storage.
+ * Reshapes are views that share the storage; the storage goes back to the
+ * backend's pool when the last tensor using it is disposed. A
+ * FinalizationRegistry frees storage that was never disposed and warns once
+ * per GpuCompute, as a safety net only: call `dispose()` or use `using`.
+ */
+import { DisposedError, InvalidArgumentError } from '../errors.js';
+import type { ActivationName, GeluOptions, GpuCompute, ReduceOptions } from './gpu-compute.js';
+import { dtypeSize, fromBf16Array, fromF16Array, type DType } from './dtype.js';
+import type { BackendBuffer, TensorView } from './tensor-view.js';
+import { rowMajorStrides, shapeSize } from './tensor-view.js';
+import { formatShape, validateShape } from './validation.js';
+
+/** What owns storage: frees buffers and hears about leaks. Implemented by GpuCompute. */
+export interface StorageOwner {
+  releaseBuffer(buffer: BackendBuffer): void;
+  reportLeak(description: string): void;
+}
+
+/** Backend memory shared by a tensor and its reshape views. */
+export class TensorStorage {
+  private refs = 1;
+  constructor(
+    readonly owner: StorageOwner,
+    readonly buffer: BackendBuffer,
+  ) {}
+
+  retain(): void {
+    this.refs++;
+  }
+
+  release(): void {
+    if (--this.refs === 0) this.owner.releaseBuffer(this.buffer);
+  }
+}
+
+interface LeakRecord {
+  storage: TensorStorage;
+  description: string;
+}
+
+const leakRegistry = new FinalizationRegistry<LeakRecord>(({ storage, description }) => {
+  storage.owner.reportLeak(description);
+  storage.release();
+});
+
+/** Host array of a tensor's values: Int32Array for i32, Float32Array otherwise (f16/bf16 widened). */
+export type HostArray<D extends DType = DType> = D extends 'i32' ? Int32Array : Float32Array;
+
+/** Host array of a tensor's stored words: f16/bf16 as Uint16Array bit patterns. */
+export type RawHostArray<D extends DType = DType> = D extends 'i32' ? Int32Array : D extends 'f32' ? Float32Array : Uint16Array;
+
+/**
+ * A dense, row-major array on one GpuCompute's device. Create tensors through
+ * the GpuCompute (`gpu.tensor`, `gpu.zeros`, `gpu.rand`, ...); ops return new tensors.
+ */
+export class Tensor<D extends DType = DType> {
+  /** Element type. */
+  readonly dtype: D;
+  /** Extent of each dim; `[]` is a scalar. */
+  readonly shape: readonly number[];
+  /** Number of elements. */
+  readonly size: number;
+  /** The GpuCompute whose device holds this tensor. */
+  readonly gpu: GpuCompute;
+  private readonly storage: TensorStorage;
+  private readonly offset: number;
+  private isDisposed = false;
+
+  /** @internal Use the GpuCompute factories; this adopts one reference to `storage`. */
+  constructor(gpu: GpuCompute, storage: TensorStorage, dtype: D, shape: readonly number[], offset = 0) {
+    this.gpu = gpu;
+    this.storage = storage;
+    this.dtype = dtype;
+    this.shape = Object.isFrozen(shape) ? shape : Object.freeze([...shape]);
+    this.size = shapeSize(shape);
+    this.offset = offset;
+    leakRegistry.register(this, { storage, description: this.describe() }, this);
+  }
+
+  /** Number of dims. */
+  get rank(): number {
+    return this.shape.length;
+  }
+
+  /** Row-major element strides. */
+  get strides(): number[] {
+    return rowMajorStrides(this.shape);
+  }
+
+  /** Bytes the elements take. */
+  get byteLength(): number {
+    return this.size * dtypeSize[this.dtype];
+  }
+
+  /** True after `dispose()` (or after its GpuCompute was disposed). */
+  get disposed(): boolean {
+    return this.isDisposed || this.gpu.disposed;
+  }
+
+  /**
+   * The backend-level description of this tensor (advanced: for code that
+   * calls a {@link Backend} directly). Throws {@link DisposedError} once disposed.
+   */
+  get view(): TensorView {
+    this.assertLive();
+    return { buffer: this.storage.buffer, dtype: this.dtype, shape: this.shape, offset: this.offset, size: this.size };
+  }
+
+  /** Throws {@link DisposedError} when this tensor or its GpuCompute is disposed. */
+  assertLive(): void {
+    if (this.isDisposed) throw new DisposedError(this.describe());
+    if (this.gpu.disposed) throw new DisposedError(`the GpuCompute holding ${this.describe()}`);
+  }
+
+  /**
+   * A view with another shape over the same storage (no copy). One dim may be
+   * -1 and is inferred. The view must be disposed like any tensor; the storage
+   * lives until the last of them is.
+   */
+  reshape(...shape: number[] | [readonly number[]]): Tensor<D> {
+    this.assertLive();
+    const requested: readonly number[] = Array.isArray(shape[0]) ? shape[0] : (shape as number[]);
+    const resolved = resolveReshape(this, requested);
+    this.storage.retain();
+    return new Tensor(this.gpu, this.storage, this.dtype, resolved, this.offset);
+  }
+
+  /** Copies the values to the host without blocking the event loop. f16/bf16 come back as f32. */
+  async toArray(): Promise<HostArray<D>> {
+    return widen(this.dtype, await this.toRawArray()) as HostArray<D>;
+  }
+
+  /** Copies the values to the host, waiting for the device. f16/bf16 come back as f32. */
+  toArraySync(): HostArray<D> {
+    return widen(this.dtype, this.toRawArraySync()) as HostArray<D>;
+  }
+
+  /** Copies the stored words to the host without blocking the event loop (f16/bf16 as bit patterns). */
+  async toRawArray(): Promise<RawHostArray<D>> {
+    this.assertLive();
+    const host = this.hostArray();
+    if (this.size === 0) return host;
+    // Hold the storage so a dispose() during the await cannot recycle it mid-copy.
+    this.storage.retain();
+    try {
+      await this.gpu.backend.readAsync(this.storage.buffer, host, this.offset * dtypeSize[this.dtype]);
+    } finally {
+      this.storage.release();
+    }
+    return host;
+  }
+
+  /** Copies the stored words to the host, waiting for the device (f16/bf16 as bit patterns). */
+  toRawArraySync(): RawHostArray<D> {
+    this.assertLive();
+    const host = this.hostArray();
+    if (this.size > 0) this.gpu.backend.read(this.storage.buffer, host, this.offset * dtypeSize[this.dtype]);
+    return host;
+  }
+
+  /** Releases this tensor's reference to its storage. Safe to call twice. */
+  dispose(): void {
+    if (this.isDisposed) return;
+    this.isDisposed = true;
+    leakRegistry.unregister(this);
+    this.storage.release();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** e.g. `Tensor(f32 [2, 3])`. */
+  toString(): string {
+    return this.describe();
+  }
+
+  // ---- ops (each delegates to the GpuCompute; see it for the meaning) ----
+
+  add(other: Tensor<D> | number): Tensor<D> {
+    return this.gpu.add(this, other);
+  }
+  sub(other: Tensor<D> | number): Tensor<D> {
+    return this.gpu.sub(this, other);
+  }
+  mul(other: Tensor<D> | number): Tensor<D> {
+    return this.gpu.mul(this, other);
+  }
+  div(other: Tensor<D> | number): Tensor<D> {
+    return this.gpu.div(this, other);
+  }
+  maximum(other: Tensor<D> | number): Tensor<D> {
+    return this.gpu.maximum(this, other);
+  }
+  minimum(other: Tensor<D> | number): Tensor<D> {
+    return this.gpu.minimum(this, other);
+  }
+  neg(): Tensor<D> {
+    return this.gpu.neg(this);
+  }
+  abs(): Tensor<D> {
+    return this.gpu.abs(this);
+  }
+  exp(): Tensor<D> {
+    return this.gpu.exp(this);
+  }
+  log(): Tensor<D> {
+    return this.gpu.log(this);
+  }
+  sqrt(): Tensor<D> {
+    return this.gpu.sqrt(this);
+  }
+  rsqrt(): Tensor<D> {
+    return this.gpu.rsqrt(this);
+  }
+  relu(): Tensor<D> {
+    return this.gpu.relu(this);
+  }
+  leakyRelu(slope?: number): Tensor<D> {
+    return this.gpu.leakyRelu(this, slope);
+  }
+  sigmoid(): Tensor<D> {
+    return this.gpu.sigmoid(this);
+  }
+  tanh(): Tensor<D> {
+    return this.gpu.tanh(this);
+  }
+  gelu(options?: GeluOptions): Tensor<D> {
+    return this.gpu.gelu(this, options);
+  }
+  silu(): Tensor<D> {
+    return this.gpu.silu(this);
+  }
+  softplus(): Tensor<D> {
+    return this.gpu.softplus(this);
+  }
+  /** dy · f'(this) for the activation `name`. */
+  activationGrad(name: ActivationName, dy: Tensor<D>, options?: { slope?: number } & GeluOptions): Tensor<D> {
+    return this.gpu.activationGrad(name, this, dy, options);
+  }
+  softmax(): Tensor<D> {
+    return this.gpu.softmax(this);
+  }
+  logSoftmax(): Tensor<D> {
+    return this.gpu.logSoftmax(this);
+  }
+  layerNorm(gamma?: Tensor<D>, beta?: Tensor<D>, eps?: number): Tensor<D> {
+    return this.gpu.layerNorm(this, gamma, beta, eps);
+  }
+  sum(axisOrOptions?: number | ReduceOptions): Tensor<D> {
+    return this.gpu.sum(this, axisOrOptions);
+  }
+  mean(axisOrOptions?: number | ReduceOptions): Tensor<D> {
+    return this.gpu.mean(this, axisOrOptions);
+  }
+  max(axisOrOptions?: number | ReduceOptions): Tensor<D> {
+    return this.gpu.max(this, axisOrOptions);
+  }
+  min(axisOrOptions?: number | ReduceOptions): Tensor<D> {
+    return this.gpu.min(this, axisOrOptions);
+  }
+  argmax(axisOrOptions?: number | ReduceOptions): Tensor<'i32'> {
+    return this.gpu.argmax(this, axisOrOptions);
+  }
+  transpose(): Tensor<D> {
+    return this.gpu.transpose(this);
+  }
+  dropout(p: number, seed?: number): Tensor<D> {
+    return this.gpu.dropout(this, p, seed);
+  }
+  cast<T extends DType>(dtype: T): Tensor<T> {
+    return this.gpu.cast(this, dtype);
+  }
+  /** A copy with its own storage. */
+  clone(): Tensor<D> {
+    return this.gpu.copy(this);
+  }
+
+  private hostArray(): RawHostArray<D> {
+    const dtype: DType = this.dtype;
+    switch (dtype) {
+      case 'f32':
+        return new Float32Array(this.size) as RawHostArray<D>;
+      case 'i32':
+        return new Int32Array(this.size) as RawHostArray<D>;
+      case 'f16':
+      case 'bf16':
+        return new Uint16Array(this.size) as RawHostArray<D>;
+    }
+  }
+
+  private describe(): string {
+    return `Tensor(${this.dtype} ${formatShape(this.shape)})`;
+  }
+}
+
+function widen(dtype: DType, raw: RawHostArray): HostArray {
+  if (dtype === 'f16') return fromF16Array(raw as Uint16Array);
+  if (dtype === 'bf16') return fromBf16Array(raw as Uint16Array);
+  return raw as HostArray;
+}
+
+/** Validates a reshape target and infers its -1 dim. */
+function resolveReshape(tensor: Tensor, requested: readonly number[]): number[] {
+  const op = 'reshape';
+  const inferred = requested.filter((d) => d === -1).length;
+  if (inferred > 1) throw new InvalidArgumentError(`${op}: only one dim may be -1, got ${formatShape(requested)}`);
+  const known = validateShape(op, requested.filter((d) => d !== -1));
+  const knownSize = shapeSize(known);
+  if (inferred === 1) {
+    if (knownSize === 0 || tensor.size % knownSize !== 0) {
+      throw new InvalidArgumentError(
+        `${op}: cannot reshape ${tensor.toString()} (${tensor.size} elements) to ${formatShape(requested)}`,
+      );
+    }
+    return requested.map((d) => (d === -1 ? tensor.size / knownSize : d));
+  }
+  if (knownSize !== tensor.size) {
+    throw new InvalidArgumentError(
+      `${op}: cannot reshape ${tensor.toString()} (${tensor.size} elements) to ${formatShape(requested)} (${knownSize} elements)`,
+    );
+  }
+  return [...requested];
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { broadcastShapes, planBroadcast } from '../../../src/compute/broadcast.js';
+
+describe('broadcastShapes', () => {
+  it('follows NumPy rules', () => {
+    expect(broadcastShapes('op', [7, 13], [13])).toEqual([7, 13]);
+    expect(broadcastShapes('op', [3, 1, 5], [4, 5])).toEqual([3, 4, 5]);
+    expect(broadcastShapes('op', [], [2, 3])).toEqual([2, 3]);
+    expect(broadcastShapes('op', [5, 1], [0])).toEqual([5, 0]);
+    expect(() => broadcastShapes('op', [2], [3])).toThrow('op: shapes [2] and [3] do not broadcast (dim -1 is 2 vs 3)');
+  });
+});
+
+describe('planBroadcast', () => {
+  it('collapses equal shapes to one dense dim', () => {
+    expect(planBroadcast('op', [2, 3, 4], [2, 3, 4])).toEqual({ outShape: [24], aStrides: [1], bStrides: [1], kind: 'same' });
+  });
+
+  it('recognises scalars on either side, including size-1 tensors of higher rank', () => {
+    expect(planBroadcast('op', [4, 5], [])).toMatchObject({ outShape: [20], aStrides: [1], bStrides: [0], kind: 'scalarB' });
+    expect(planBroadcast('op', [1, 1], [4, 5])).toMatchObject({ outShape: [20], aStrides: [0], bStrides: [1], kind: 'scalarA' });
+  });
+
+  it('recognises rows over matrices, after merging leading dims', () => {
+    expect(planBroadcast('op', [2, 3, 5], [5])).toEqual({ outShape: [6, 5], aStrides: [5, 1], bStrides: [0, 1], kind: 'rowB' });
+    expect(planBroadcast('op', [1, 5], [4, 5])).toEqual({ outShape: [4, 5], aStrides: [0, 1], bStrides: [5, 1], kind: 'rowA' });
+  });
+
+  it('keeps a general plan with zero strides where inputs repeat', () => {
+    expect(planBroadcast('op', [3, 1, 5], [4, 5])).toEqual({
+      outShape: [3, 4, 5],
+      aStrides: [5, 0, 1],
+      bStrides: [0, 5, 1],
+      kind: 'general',
+    });
+    expect(planBroadcast('op', [6, 1], [1, 7])).toEqual({ outShape: [6, 7], aStrides: [1, 0], bStrides: [0, 1], kind: 'general' });
+    // Column broadcast: b is [rows, 1] against [rows, cols].
+    expect(planBroadcast('op', [4, 5], [4, 1]).kind).toBe('general');
+  });
+
+  it('drops unit dims and merges what it can, refusing more than six dims', () => {
+    expect(planBroadcast('op', [2, 1, 3, 1, 2, 1], [4, 1, 5, 1, 3]).outShape).toEqual([2, 4, 3, 5, 2, 3]);
+    expect(() => planBroadcast('op', [2, 1, 2, 1, 2, 1, 2], [2, 1, 2, 1, 2, 1])).toThrow(/needs 7 dims/);
+    expect(planBroadcast('op', [1, 1, 1], [1])).toEqual({ outShape: [1], aStrides: [0], bStrides: [0], kind: 'same' });
+  });
+});

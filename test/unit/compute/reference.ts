@@ -1,0 +1,100 @@
+/**
+ * float64 references computed in the tests, independently of the backends:
+ * the textbook formulas, broadcasting by explicit index arithmetic, and
+ * derivatives by central differences.
+ */
+import { referenceErf, referenceErfc } from './helpers.js';
+
+export const sigmoidRef = (x: number) => 1 / (1 + Math.exp(-x));
+const GELU_K = Math.sqrt(2 / Math.PI);
+
+/** Forward references of every unary op, by name. */
+export const UNARY_REFERENCE: Record<string, (x: number, slope: number) => number> = {
+  neg: (x) => -x,
+  abs: (x) => Math.abs(x),
+  exp: (x) => Math.exp(x),
+  log: (x) => Math.log(x),
+  sqrt: (x) => Math.sqrt(x),
+  rsqrt: (x) => 1 / Math.sqrt(x),
+  relu: (x) => (x > 0 ? x : 0),
+  leakyRelu: (x, slope) => (x > 0 ? x : slope * x),
+  sigmoid: sigmoidRef,
+  tanh: (x) => (Math.exp(2 * x) - 1) / (Math.exp(2 * x) + 1),
+  // x·Φ(x), with Φ from erfc on the left so tiny values keep their digits.
+  gelu: (x) => (x < 0 ? 0.5 * x * referenceErfc(-x / Math.SQRT2) : 0.5 * x * (1 + referenceErf(x / Math.SQRT2))),
+  geluTanh: (x) => 0.5 * x * (1 + Math.tanh(GELU_K * (x + 0.044715 * x ** 3))),
+  silu: (x) => x * sigmoidRef(x),
+  softplus: (x) => Math.log(1 + Math.exp(x)),
+};
+
+/** f'(x) by a central difference of the forward reference (step scaled to x). */
+export function derivativeRef(name: string, x: number, slope: number): number {
+  const f = UNARY_REFERENCE[name]!;
+  const h = 1e-6 * Math.max(1, Math.abs(x));
+  return (f(x + h, slope) - f(x - h, slope)) / (2 * h);
+}
+
+/** Row-major multi-index of flat index `i` in `shape`. */
+function unravel(i: number, shape: readonly number[]): number[] {
+  const index = new Array<number>(shape.length);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    index[d] = i % shape[d]!;
+    i = Math.floor(i / shape[d]!);
+  }
+  return index;
+}
+
+/** Flat index of the element of `shape` that broadcasting maps `outIndex` to. */
+function broadcastSource(outIndex: number[], shape: readonly number[]): number {
+  let flat = 0;
+  const offset = outIndex.length - shape.length;
+  for (let d = 0; d < shape.length; d++) flat = flat * shape[d]! + (shape[d] === 1 ? 0 : outIndex[offset + d]!);
+  return flat;
+}
+
+/** f(a, b) under NumPy broadcasting, element by element. */
+export function broadcastRef(
+  aShape: readonly number[],
+  a: ArrayLike<number>,
+  bShape: readonly number[],
+  b: ArrayLike<number>,
+  outShape: readonly number[],
+  f: (x: number, y: number) => number,
+): number[] {
+  const n = outShape.reduce((p, d) => p * d, 1);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const index = unravel(i, outShape);
+    out.push(f(a[broadcastSource(index, aShape)]!, b[broadcastSource(index, bShape)]!));
+  }
+  return out;
+}
+
+/** Reduction along `axis` (all when undefined) with `f` over each slice. */
+export function reduceRef(
+  shape: readonly number[],
+  x: ArrayLike<number>,
+  axis: number | undefined,
+  f: (slice: number[]) => number,
+): number[] {
+  if (axis === undefined) return [f(Array.from(x))];
+  const outer = shape.slice(0, axis).reduce((p, d) => p * d, 1);
+  const len = shape[axis]!;
+  const inner = shape.slice(axis + 1).reduce((p, d) => p * d, 1);
+  const out: number[] = [];
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const slice: number[] = [];
+      for (let k = 0; k < len; k++) slice.push(x[(o * len + k) * inner + i]!);
+      out.push(f(slice));
+    }
+  }
+  return out;
+}
+
+/** Rows of the last axis, transformed by `f`. */
+export function rowsRef(x: ArrayLike<number>, cols: number, f: (row: number[]) => number[]): number[] {
+  const out: number[] = [];
+  for (let base = 0; base < x.length; base += cols) out.push(...f(Array.from(x).slice(base, base + cols)));
+  return out;
+}

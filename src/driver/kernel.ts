@@ -1,0 +1,303 @@
+import { DisposedError, InvalidArgumentError } from '../errors.js';
+import { ArgPack, isArgType, scalarSize, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
+import type { Device } from './device.js';
+import { FunctionAttribute, LaunchAttributeId } from './enums.js';
+import { resolveClusterDims, resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from './launch-config.js';
+import { funcGetAttribute, funcGetParams, funcSetAttribute, type ParamInfo } from './raw/function.js';
+import type { CUfunction, CUstream } from './raw/handles.js';
+import { launchCooperativeKernel, launchKernel, launchKernelEx, type LaunchAttribute } from './raw/launch.js';
+import {
+  occupancyAvailableDynamicSMemPerBlock,
+  occupancyMaxActiveBlocksPerMultiprocessor,
+  occupancyMaxPotentialBlockSize,
+} from './raw/occupancy.js';
+import type { Module } from './module.js';
+import type { Stream } from './stream.js';
+
+/** A kernel's compiled properties (CU_FUNC_ATTRIBUTE_*). */
+export interface KernelAttributes {
+  readonly maxThreadsPerBlock: number;
+  readonly numRegisters: number;
+  /** Static `__shared__` bytes. */
+  readonly sharedSizeBytes: number;
+  /** Local (spill / stack) bytes per thread. */
+  readonly localSizeBytes: number;
+  readonly constSizeBytes: number;
+  /** The PTX virtual architecture the kernel was compiled from, as major*10+minor (e.g. 80). */
+  readonly ptxVersion: number;
+  /** SASS architecture it runs as, e.g. 90 for sm_90. */
+  readonly binaryVersion: number;
+  /** Dynamic shared memory allowed per block now (raise with setMaxDynamicSharedMemory). */
+  readonly maxDynamicSharedSizeBytes: number;
+}
+
+/** How to launch: shape, dynamic shared memory, stream, launch kind. */
+export interface LaunchOptions {
+  /** Blocks per grid: `n` or `[x, y?, z?]`. */
+  grid: Dim3;
+  /** Threads per block: `n` or `[x, y?, z?]`. */
+  block: Dim3;
+  /** Dynamic shared memory per block in bytes (default 0). Above 48 KB needs setMaxDynamicSharedMemory. */
+  sharedMemBytes?: number;
+  /** The stream to queue on (default: the legacy default stream). */
+  stream?: Stream;
+  /** Launch cooperatively, so the grid may synchronise as a whole (cuLaunchCooperativeKernel). */
+  cooperative?: boolean;
+  /** Thread-block cluster shape (sm_90+), through cuLaunchKernelEx. */
+  clusterDim?: Dim3;
+}
+
+/** A value for a slot of a declared signature: numbers for numeric slots, a bigint or DeviceBuffer for `ptr`. */
+export type BoundValue = number | bigint | DevicePointerLike;
+
+/** A launcher for a declared signature, from {@link Kernel.bind}. */
+export type BoundKernel = (config: LaunchOptions, ...values: BoundValue[]) => void;
+
+/** Occupancy calculations for one kernel. */
+export interface KernelOccupancy {
+  /** Blocks of `blockSize` threads that fit on one SM at once. */
+  maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSmemBytes?: number): number;
+  /** The block size with the best occupancy, and the smallest grid that fills the device with it. */
+  maxPotentialBlockSize(dynamicSmemBytes?: number, blockSizeLimit?: number): { minGridSize: number; blockSize: number };
+  /** Dynamic shared memory each block can still get with `numBlocks` blocks of `blockSize` per SM. */
+  availableDynamicSharedMemory(numBlocks: number, blockSize: number): number;
+}
+
+const dims = new Uint32Array(9); // grid xyz, block xyz, cluster xyz
+
+/**
+ * A kernel of a loaded module. Launches are validated before the driver sees
+ * them (shape, shared memory, and argument count and sizes where the driver
+ * reports the kernel's parameters) and pack their arguments into memory the
+ * kernel reuses, so a launch allocates nothing beyond its arguments.
+ */
+export class Kernel {
+  readonly #handle: CUfunction;
+  #attributes: KernelAttributes | undefined;
+  #limits: KernelLaunchLimits | undefined;
+  #deviceLimits: DeviceLaunchLimits | undefined;
+  #params: readonly ParamInfo[] | undefined | null = null; // null: not asked yet
+  #paramSizes: readonly number[] | undefined;
+  #pack: ArgPack | undefined;
+
+  /** Occupancy calculations for this kernel. */
+  readonly occupancy: KernelOccupancy;
+
+  /** @internal Use `module.getFunction(name)`. */
+  constructor(
+    /** The module the kernel lives in (kept alive by the kernel). */
+    readonly module: Module,
+    handle: CUfunction,
+    /** The name it was looked up by. */
+    readonly name: string,
+  ) {
+    this.#handle = handle;
+    this.occupancy = {
+      maxActiveBlocksPerMultiprocessor: (blockSize, dynamicSmemBytes = 0) => {
+        this.#checkOccupancyInput(blockSize, dynamicSmemBytes);
+        return occupancyMaxActiveBlocksPerMultiprocessor(this.#enter(), blockSize, dynamicSmemBytes);
+      },
+      maxPotentialBlockSize: (dynamicSmemBytes = 0, blockSizeLimit = 0) => {
+        this.#checkOccupancyInput(blockSizeLimit === 0 ? 1 : blockSizeLimit, dynamicSmemBytes);
+        return occupancyMaxPotentialBlockSize(this.#enter(), dynamicSmemBytes, blockSizeLimit);
+      },
+      availableDynamicSharedMemory: (numBlocks, blockSize) => {
+        this.#checkOccupancyInput(blockSize, 0);
+        if (!Number.isInteger(numBlocks) || numBlocks < 1) {
+          throw new InvalidArgumentError(`${this.name}: numBlocks ${numBlocks} is not a positive integer`);
+        }
+        return occupancyAvailableDynamicSMemPerBlock(this.#enter(), numBlocks, blockSize);
+      },
+    };
+  }
+
+  /** The CUfunction handle (raw tier). */
+  get handle(): CUfunction {
+    if (this.module.disposed) throw this.#disposedError();
+    return this.#handle;
+  }
+
+  /** The kernel's compiled properties (read once; the dynamic shared memory limit follows setMaxDynamicSharedMemory). */
+  get attributes(): KernelAttributes {
+    if (!this.#attributes) {
+      const fn = this.#enter();
+      const read = (attribute: FunctionAttribute) => funcGetAttribute(fn, attribute);
+      this.#attributes = {
+        maxThreadsPerBlock: read(FunctionAttribute.MAX_THREADS_PER_BLOCK),
+        numRegisters: read(FunctionAttribute.NUM_REGS),
+        sharedSizeBytes: read(FunctionAttribute.SHARED_SIZE_BYTES),
+        localSizeBytes: read(FunctionAttribute.LOCAL_SIZE_BYTES),
+        constSizeBytes: read(FunctionAttribute.CONST_SIZE_BYTES),
+        ptxVersion: read(FunctionAttribute.PTX_VERSION),
+        binaryVersion: read(FunctionAttribute.BINARY_VERSION),
+        maxDynamicSharedSizeBytes: read(FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES),
+      };
+    }
+    return this.#attributes;
+  }
+
+  /**
+   * The kernel's parameters (offset and size of each) as the driver reports
+   * them (CUDA 12.4+); undefined where it cannot, and then argument counts and
+   * sizes are not checked before launch.
+   */
+  get params(): readonly ParamInfo[] | undefined {
+    this.#loadParams();
+    return this.#params ?? undefined;
+  }
+
+  /**
+   * Allows `bytes` of dynamic shared memory per block, which launches above
+   * 48 KB need (up to the device's opt-in limit minus the kernel's static
+   * shared memory).
+   */
+  setMaxDynamicSharedMemory(bytes: number): void {
+    const attributes = this.attributes;
+    const ceiling = this.#device().sharedMemoryPerBlockOptin - attributes.sharedSizeBytes;
+    if (!Number.isInteger(bytes) || bytes < 0 || bytes > ceiling) {
+      throw new InvalidArgumentError(
+        `${this.name}: setMaxDynamicSharedMemory(${bytes}) must be an integer from 0 to ${ceiling} ` +
+          `(the device's ${this.#device().sharedMemoryPerBlockOptin}-byte opt-in limit minus ${attributes.sharedSizeBytes} static bytes)`,
+      );
+    }
+    funcSetAttribute(this.#enter(), FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+    this.#attributes = { ...attributes, maxDynamicSharedSizeBytes: bytes };
+    this.#limits = undefined;
+  }
+
+  /**
+   * Queues the kernel. Arguments are typed (i32(), f32(), ptr()..., or a
+   * DeviceBuffer); bad shapes, shared memory or arguments throw
+   * InvalidArgumentError before the driver is called.
+   */
+  launch(config: LaunchOptions, args: readonly KernelArg[]): void {
+    const fn = this.#prepare(config);
+    const params = this.#argPack().pack(args, this.#paramSizes, this.name);
+    this.#submit(fn, config, params);
+  }
+
+  /**
+   * A launcher for a declared signature: it takes bare values, checked
+   * against the declared slot types (a number in a `ptr` slot throws), which
+   * is the fastest way to launch the same kernel many times.
+   *
+   * @example
+   * const add = kernel.bind(['ptr', 'ptr', 'ptr', 'u32']);
+   * add({ grid, block }, a, b, c, n);
+   */
+  bind(signature: readonly ArgType[]): BoundKernel {
+    const slots = [...signature];
+    slots.forEach((type, i) => {
+      if (!isArgType(type)) {
+        throw new InvalidArgumentError(`${this.name}.bind: slot ${i} has unknown type ${String(type)}; use i32 u32 i64 u64 f32 f64 ptr`);
+      }
+    });
+    const params = this.params;
+    if (params !== undefined) {
+      if (params.length !== slots.length) {
+        throw new InvalidArgumentError(`${this.name} takes ${params.length} arguments, the signature declares ${slots.length}`);
+      }
+      slots.forEach((type, i) => {
+        if (scalarSize(type) !== params[i]!.size) {
+          throw new InvalidArgumentError(
+            `${this.name}.bind: slot ${i} is ${type} (${scalarSize(type)} bytes) but the kernel's parameter ${i} is ${params[i]!.size} bytes`,
+          );
+        }
+      });
+    }
+    return (config, ...values) => {
+      const fn = this.#prepare(config);
+      const address = this.#argPack().packSignature(slots, values, 0, this.name);
+      this.#submit(fn, config, address);
+    };
+  }
+
+  /** Validates the launch shape and makes the context current; returns the function handle. */
+  #prepare(config: LaunchOptions): CUfunction {
+    const fn = this.#enter();
+    this.#limits ??= this.#launchLimits();
+    resolveLaunchDims(config.grid, config.block, config.sharedMemBytes ?? 0, this.#device(), this.#limits, dims);
+    this.#loadParams();
+    return fn;
+  }
+
+  #loadParams(): void {
+    if (this.#params !== null) return;
+    try {
+      this.#params = funcGetParams(this.#enter());
+    } catch {
+      // Parameter information only feeds validation: without it launches go unchecked, not refused.
+      this.#params = undefined;
+    }
+    this.#paramSizes = this.#params?.map((p) => p.size);
+  }
+
+  #submit(fn: CUfunction, config: LaunchOptions, params: bigint): void {
+    const stream = config.stream === undefined ? 0n : this.#streamHandle(config.stream);
+    const sharedMemBytes = config.sharedMemBytes ?? 0;
+    if (config.clusterDim !== undefined) {
+      resolveClusterDims(config.clusterDim, dims, this.name, dims, 6);
+      const attributes: LaunchAttribute[] = [{ id: LaunchAttributeId.CLUSTER_DIMENSION, value: [dims[6]!, dims[7]!, dims[8]!] }];
+      if (config.cooperative) attributes.push({ id: LaunchAttributeId.COOPERATIVE, value: 1 });
+      launchKernelEx(
+        { grid: [dims[0]!, dims[1]!, dims[2]!], block: [dims[3]!, dims[4]!, dims[5]!], sharedMemBytes, stream, attributes },
+        fn,
+        params,
+      );
+    } else if (config.cooperative) {
+      launchCooperativeKernel(fn, dims[0]!, dims[1]!, dims[2]!, dims[3]!, dims[4]!, dims[5]!, sharedMemBytes, stream, params);
+    } else {
+      launchKernel(fn, dims[0]!, dims[1]!, dims[2]!, dims[3]!, dims[4]!, dims[5]!, sharedMemBytes, stream, params);
+    }
+  }
+
+  #argPack(): ArgPack {
+    return (this.#pack ??= new ArgPack(Math.max(this.#params?.length ?? 64, 1)));
+  }
+
+  #streamHandle(stream: Stream): CUstream {
+    if (stream.core !== this.module.core) {
+      throw new InvalidArgumentError(`${this.name}: the stream belongs to another context than the kernel's module`);
+    }
+    return stream.handle;
+  }
+
+  #launchLimits(): KernelLaunchLimits {
+    const { maxThreadsPerBlock, sharedSizeBytes, maxDynamicSharedSizeBytes } = this.attributes;
+    return { name: this.name, maxThreadsPerBlock, sharedSizeBytes, maxDynamicSharedSizeBytes };
+  }
+
+  #device(): DeviceLaunchLimits {
+    if (!this.#deviceLimits) {
+      const device: Device = this.module.context.device;
+      this.#deviceLimits = {
+        maxBlockDim: device.maxBlockDim,
+        maxGridDim: device.maxGridDim,
+        maxThreadsPerBlock: device.maxThreadsPerBlock,
+        sharedMemoryPerBlockOptin: device.sharedMemoryPerBlockOptin,
+      };
+    }
+    return this.#deviceLimits;
+  }
+
+  #checkOccupancyInput(blockSize: number, dynamicSmemBytes: number): void {
+    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > this.#device().maxThreadsPerBlock) {
+      throw new InvalidArgumentError(
+        `${this.name}: block size ${blockSize} is not an integer from 1 to ${this.#device().maxThreadsPerBlock}`,
+      );
+    }
+    if (!Number.isInteger(dynamicSmemBytes) || dynamicSmemBytes < 0) {
+      throw new InvalidArgumentError(`${this.name}: dynamic shared memory ${dynamicSmemBytes} is not a non-negative integer`);
+    }
+  }
+
+  #enter(): CUfunction {
+    if (this.module.disposed) throw this.#disposedError();
+    this.module.core.enter();
+    return this.#handle;
+  }
+
+  #disposedError(): DisposedError {
+    return new DisposedError(`The module of kernel ${this.name}`);
+  }
+}

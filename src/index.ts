@@ -1,0 +1,12 @@
+/**
+ * gpucompute: CUDA from Node.js.
+ *
+ * - Raw and safe CUDA driver tiers (`Device`, `Stream`, `DeviceBuffer`, `Kernel`, …; the checked
+ *   C API as the `cu` namespace).
+ * - NVRTC (`Program`, `compileProgram`, the on-disk `KernelCache`; the checked C API as `nvrtc`).
+ * - GpuCompute: tensors and ops on the best local backend, with a CPU fallback.
+ */
+export * from './errors.js';
+export * from './driver/index.js';
+export * from './nvrtc/index.js';
+export * from './compute/index.js';

@@ -1,0 +1,178 @@
+// Binary elementwise ops with broadcasting: out = OP(a, b), one kernel per BroadcastPlan kind.
+// Specialised with -DGC_DTYPE=<dtype code> -DGC_OP=<binary functor from ops.cuh>.
+// *_vec kernels need every pointer 16-byte aligned (and, for rows, cols a multiple of the
+// vector width); *_scalar kernels take any alignment.
+#include "dtype.cuh"
+#include "elementwise.cuh"
+#include "ops.cuh"
+
+template <int W> struct Pair {
+  T a[W];
+  T b[W];
+};
+
+template <int W> __device__ __forceinline__ void apply_store(T* out, const Pair<W>& r) {
+  const GC_OP op;
+  T o[W];
+#pragma unroll
+  for (int k = 0; k < W; ++k) o[k] = narrow<T>(op(widen(r.a[k]), widen(r.b[k])));
+  store_pack<T, W>(out, o);
+}
+
+// ---- same shape ----
+template <int W>
+__device__ __forceinline__ void same_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n) {
+  const GC_OP op;
+  pack_loop<GC_UNROLL>(
+      n / W,
+      [&](idx_t i) {
+        Pair<W> r;
+        load_pack<T, W>(a + i * W, r.a);
+        load_pack<T, W>(b + i * W, r.b);
+        return r;
+      },
+      [&](idx_t i, Pair<W>& r) { apply_store<W>(out + i * W, r); });
+  pack_tail<W>(n, [&](idx_t i) { out[i] = narrow<T>(op(widen(a[i]), widen(b[i]))); });
+}
+
+extern "C" __global__ void binary_same_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n) {
+  same_body<VecWidth<T>::value>(a, b, out, n);
+}
+extern "C" __global__ void binary_same_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                              idx_t n) {
+  same_body<1>(a, b, out, n);
+}
+
+// ---- one side is a single element (B_SCALAR: b is; otherwise a is) ----
+template <int W, bool B_SCALAR>
+__device__ __forceinline__ void scalar_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n) {
+  const GC_OP op;
+  const T* __restrict__ full = B_SCALAR ? a : b;
+  const T s = B_SCALAR ? b[0] : a[0];
+  struct Regs {
+    T v[W];
+  };
+  pack_loop<GC_UNROLL>(
+      n / W,
+      [&](idx_t i) {
+        Regs r;
+        load_pack<T, W>(full + i * W, r.v);
+        return r;
+      },
+      [&](idx_t i, Regs& r) {
+        T o[W];
+#pragma unroll
+        for (int k = 0; k < W; ++k) o[k] = narrow<T>(B_SCALAR ? op(widen(r.v[k]), widen(s)) : op(widen(s), widen(r.v[k])));
+        store_pack<T, W>(out + i * W, o);
+      });
+  pack_tail<W>(n, [&](idx_t i) {
+    out[i] = narrow<T>(B_SCALAR ? op(widen(full[i]), widen(s)) : op(widen(s), widen(full[i])));
+  });
+}
+
+extern "C" __global__ void binary_scalar_b_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                               idx_t n) {
+  scalar_body<VecWidth<T>::value, true>(a, b, out, n);
+}
+extern "C" __global__ void binary_scalar_b_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                                  idx_t n) {
+  scalar_body<1, true>(a, b, out, n);
+}
+extern "C" __global__ void binary_scalar_a_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                               idx_t n) {
+  scalar_body<VecWidth<T>::value, false>(a, b, out, n);
+}
+extern "C" __global__ void binary_scalar_a_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                                  idx_t n) {
+  scalar_body<1, false>(a, b, out, n);
+}
+
+// ---- one side is a row [cols] repeated over [rows, cols] (B_ROW: b is the row) ----
+// The column advances by a fixed step per grid-stride iteration, so only the first needs a division.
+template <int W, bool B_ROW>
+__device__ __forceinline__ void row_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
+                                         unsigned int cols) {
+  const GC_OP op;
+  const T* __restrict__ full = B_ROW ? a : b;
+  const T* __restrict__ row = B_ROW ? b : a;
+  const unsigned int colPacks = cols / W;
+  const idx_t npacks = n / W;
+  const idx_t stride = grid_threads();
+  const unsigned int step = (unsigned int)(stride % colPacks);
+  idx_t i = global_thread();
+  unsigned int c = (unsigned int)(i % colPacks);
+  for (; i < npacks; i += stride) {
+    Pair<W> r;
+    load_pack<T, W>(full + i * W, r.a);
+    load_pack<T, W>(row + (idx_t)c * W, r.b);
+    T o[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) o[k] = narrow<T>(B_ROW ? op(widen(r.a[k]), widen(r.b[k])) : op(widen(r.b[k]), widen(r.a[k])));
+    store_pack<T, W>(out + i * W, o);
+    c += step;
+    if (c >= colPacks) c -= colPacks;
+  }
+}
+
+// cols % (16 / sizeof(T)) == 0 and every pointer 16-byte aligned.
+extern "C" __global__ void binary_row_b_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
+                                            unsigned int cols) {
+  row_body<VecWidth<T>::value, true>(a, b, out, n, cols);
+}
+extern "C" __global__ void binary_row_b_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                               idx_t n, unsigned int cols) {
+  row_body<1, true>(a, b, out, n, cols);
+}
+extern "C" __global__ void binary_row_a_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
+                                            unsigned int cols) {
+  row_body<VecWidth<T>::value, false>(a, b, out, n, cols);
+}
+extern "C" __global__ void binary_row_a_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                               idx_t n, unsigned int cols) {
+  row_body<1, false>(a, b, out, n, cols);
+}
+
+// ---- general strided broadcast, rank padded to 6 (leading dims of size 1) ----
+// I is the index type: 32-bit when every index fits, for cheaper division.
+template <typename I>
+__device__ __forceinline__ void general_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, I n,
+                                             const I (&dims)[6], const I (&as)[6], const I (&bs)[6]) {
+  const GC_OP op;
+  const I stride = (I)(gridDim.x * blockDim.x);
+  for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += stride) {
+    I rem = i, offA = 0, offB = 0;
+#pragma unroll
+    for (int d = 5; d > 0; --d) {
+      const I q = rem / dims[d];
+      const I coord = rem - q * dims[d];
+      offA += coord * as[d];
+      offB += coord * bs[d];
+      rem = q;
+    }
+    offA += rem * as[0];
+    offB += rem * bs[0];
+    out[i] = narrow<T>(op(widen(a[offA]), widen(b[offB])));
+  }
+}
+
+extern "C" __global__ void binary_general32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                            unsigned int n, unsigned int d0, unsigned int d1, unsigned int d2,
+                                            unsigned int d3, unsigned int d4, unsigned int d5, unsigned int a0,
+                                            unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4,
+                                            unsigned int a5, unsigned int b0, unsigned int b1, unsigned int b2,
+                                            unsigned int b3, unsigned int b4, unsigned int b5) {
+  const unsigned int dims[6] = {d0, d1, d2, d3, d4, d5};
+  const unsigned int as[6] = {a0, a1, a2, a3, a4, a5};
+  const unsigned int bs[6] = {b0, b1, b2, b3, b4, b5};
+  general_body<unsigned int>(a, b, out, n, dims, as, bs);
+}
+
+extern "C" __global__ void binary_general64(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
+                                            idx_t d0, idx_t d1, idx_t d2, idx_t d3, idx_t d4, idx_t d5, idx_t a0, idx_t a1,
+                                            idx_t a2, idx_t a3, idx_t a4, idx_t a5, idx_t b0, idx_t b1, idx_t b2, idx_t b3,
+                                            idx_t b4, idx_t b5) {
+  const idx_t dims[6] = {d0, d1, d2, d3, d4, d5};
+  const idx_t as[6] = {a0, a1, a2, a3, a4, a5};
+  const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
+  general_body<idx_t>(a, b, out, n, dims, as, bs);
+}

@@ -1,0 +1,104 @@
+// Softmax and logSoftmax over the rows of a [rows, cols] tensor, numerically stable (the row
+// maximum is subtracted). Specialised with -DGC_DTYPE=<float dtype code>.
+// softmax_{warp,block}_{vec,scalar}_<CHUNKS>: the row cached in registers (row.cuh), one read
+// and one write per element. softmax_looped: rows of any length, one pass with an online
+// max/sum (Milakov & Gimelshein, 2018) and a second pass for the output.
+#include "row.cuh"
+
+// e^x as 2^(x·log2 e) on the special-function unit: a few ulp, which a softmax normalised
+// in f32 does not notice, at a fraction of expf's instructions (rows stream at memory speed).
+__device__ __forceinline__ float gc_exp(float x) { return exp2f(x * 1.4426950408889634f); }
+
+template <int CHUNKS, int W, bool WARP>
+__device__ __forceinline__ void softmax_cached(const T* __restrict__ x, T* __restrict__ out, idx_t rows, int cols,
+                                               int logMode) {
+  __shared__ float smem[32];
+  const idx_t row = team_row<WARP>();
+  if (row >= rows) return;  // a whole team leaves together
+  const int team = team_size<WARP>(), t = team_rank<WARP>();
+  float v[CHUNKS * W];
+  load_row<CHUNKS, W>(x + row * cols, cols, team, t, v, -GC_INF);
+  float m = -GC_INF;
+#pragma unroll
+  for (int k = 0; k < CHUNKS * W; ++k) m = nan_max(m, v[k]);
+  m = team_reduce<WARP, ReduceMax<float> >(m, smem);
+  float s = 0.0f;
+  if (logMode) {
+#pragma unroll
+    for (int k = 0; k < CHUNKS * W; ++k) s += gc_exp(v[k] - m);
+  } else {
+#pragma unroll
+    for (int k = 0; k < CHUNKS * W; ++k) {
+      v[k] = gc_exp(v[k] - m);  // padding gives exp(-inf) = 0
+      s += v[k];
+    }
+  }
+  s = team_reduce<WARP, ReduceSum<float> >(s, smem);
+  T* orow = out + row * cols;
+  if (logMode) {
+    const float shift = m + logf(s);
+    store_row<CHUNKS, W>(orow, cols, team, t, v, [&](float xv, int) { return xv - shift; });
+  } else {
+    const float scale = 1.0f / s;
+    store_row<CHUNKS, W>(orow, cols, team, t, v, [&](float e, int) { return e * scale; });
+  }
+}
+
+GC_ROW_KERNELS(softmax, softmax_cached,
+               (const T* __restrict__ x, T* __restrict__ out, idx_t rows, int cols, int logMode),
+               (x, out, rows, cols, logMode))
+
+// Running (max, sum of exp(x - max)) of a stretch of a row.
+struct MaxSum {
+  float m;
+  float s;
+};
+__device__ __forceinline__ MaxSum shfl_xor(MaxSum a, int mask) {
+  MaxSum r;
+  r.m = __shfl_xor_sync(0xffffffffu, a.m, mask);
+  r.s = __shfl_xor_sync(0xffffffffu, a.s, mask);
+  return r;
+}
+// Starts from -FLT_MAX rather than -inf so a leading -inf element adds exp(-inf) = 0, not NaN.
+struct ReduceMaxSum {
+  typedef MaxSum Acc;
+  static __device__ __forceinline__ Acc identity() {
+    Acc a;
+    a.m = -3.402823466e38f;
+    a.s = 0.0f;
+    return a;
+  }
+  static __device__ __forceinline__ Acc combine(Acc a, Acc b) {
+    const float m = fmaxf(a.m, b.m);
+    Acc r;
+    r.m = m;
+    r.s = a.s * gc_exp(a.m - m) + b.s * gc_exp(b.m - m);
+    return r;
+  }
+};
+
+// One block per row, any cols.
+extern "C" __global__ void __launch_bounds__(1024) softmax_looped(const T* __restrict__ x, T* __restrict__ out, idx_t rows,
+                                                                  idx_t cols, int logMode) {
+  __shared__ MaxSum smem[32];
+  const T* xr = x + (idx_t)blockIdx.x * cols;
+  T* orow = out + (idx_t)blockIdx.x * cols;
+  MaxSum acc = ReduceMaxSum::identity();
+  for (idx_t k = threadIdx.x; k < cols; k += blockDim.x) {
+    const float v = widen(xr[k]);
+    if (v > acc.m) {
+      acc.s = acc.s * gc_exp(acc.m - v) + 1.0f;
+      acc.m = v;
+    } else {
+      acc.s += gc_exp(v - acc.m);  // NaN lands here and poisons the sum, as it should
+    }
+  }
+  acc = block_reduce<ReduceMaxSum>(acc, smem);
+  if (logMode) {
+    const float shift = acc.m + logf(acc.s);
+    for (idx_t k = threadIdx.x; k < cols; k += blockDim.x) orow[k] = narrow<T>(widen(xr[k]) - shift);
+  } else {
+    const float scale = 1.0f / acc.s;
+    for (idx_t k = threadIdx.x; k < cols; k += blockDim.x) orow[k] = narrow<T>(gc_exp(widen(xr[k]) - acc.m) * scale);
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Elementwise ops on CUDA: fill, cast, unary math and activations, activation
+ * gradients, and broadcasting binary ops. Each picks the 16-byte vector
+ * variant of its kernel when the views are aligned and sizes its grid-stride
+ * launch from the kernel's occupancy.
+ */
+import type { ArgType } from '../../ffi/kernel-args.js';
+import type { ActivationGradOp, BinaryOp, BroadcastPlan, UnaryOp } from '../backend.js';
+import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../dtype.js';
+import type { TensorView } from '../tensor-view.js';
+import { gridFor } from './kernel-registry.js';
+import { binarySpec, castSpec, FILL_SPEC, gradSpec, unarySpec } from './kernel-specs.js';
+import { accessKind, planBinary, vectorWidth } from './launch-plans.js';
+import type { CudaOpContext } from './op-context.js';
+
+/** Grid-stride kernels use blocks of at most this many threads. */
+const BLOCK_LIMIT = 512;
+
+const UNARY_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'f32'];
+const GRAD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', 'f32'];
+const BINARY_FLAT_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64'];
+const BINARY_ROW_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', 'u32'];
+const BINARY_GENERAL32_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u32', ...new Array<ArgType>(18).fill('u32')];
+const BINARY_GENERAL64_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', ...new Array<ArgType>(18).fill('u64')];
+const FILL_SIGNATURE: readonly ArgType[] = ['ptr', 'u64', 'u32'];
+const CAST_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64'];
+
+/** Threads a pack loop over n elements wants: one per pack of `width` (plus the tail). */
+function packs(n: number, access: 'vec' | 'scalar', width: number): number {
+  return access === 'vec' ? Math.ceil(n / width) : n;
+}
+
+const bitsF32 = new Float32Array(1);
+const bitsU32 = new Uint32Array(bitsF32.buffer);
+
+/** The bit pattern `fill` stores for `value` in `dtype`, as the CPU backend rounds it. */
+export function fillBits(value: number, dtype: DType): number {
+  switch (dtype) {
+    case 'f32':
+      bitsF32[0] = value;
+      return bitsU32[0]!;
+    case 'i32':
+      return (value | 0) >>> 0;
+    case 'f16':
+      return f32ToF16Bits(value);
+    case 'bf16':
+      return f32ToBf16Bits(value);
+  }
+}
+
+export function fill(ctx: CudaOpContext, out: TensorView, value: number): void {
+  const stream = ctx.enqueue(out);
+  const wide = dtypeSize[out.dtype] === 4;
+  const access = accessKind(out);
+  const name = `fill${wide ? 32 : 16}_${access}`;
+  const k = ctx.kernel(name, () => FILL_SPEC, name, FILL_SIGNATURE);
+  const shape = k.shape(BLOCK_LIMIT);
+  const grid = gridFor(packs(out.size, access, wide ? 4 : 8), shape);
+  k.launch({ grid, block: shape.block, stream }, ctx.address(out), out.size, fillBits(value, out.dtype));
+}
+
+export function cast(ctx: CudaOpContext, x: TensorView, out: TensorView): void {
+  const stream = ctx.enqueue(x, out);
+  const access = accessKind(x, out);
+  const name = `cast_${access}`;
+  const k = ctx.kernel(`cast|${x.dtype}|${out.dtype}|${access}`, () => castSpec(x.dtype, out.dtype), name, CAST_SIGNATURE);
+  const shape = k.shape(BLOCK_LIMIT);
+  k.launch({ grid: gridFor(packs(x.size, access, 4), shape), block: shape.block, stream }, ctx.address(x), ctx.address(out), x.size);
+}
+
+export function unary(ctx: CudaOpContext, op: UnaryOp, x: TensorView, out: TensorView, alpha: number): void {
+  const stream = ctx.enqueue(x, out);
+  const access = accessKind(x, out);
+  const name = `unary_${access}`;
+  const k = ctx.kernel(`unary|${op}|${x.dtype}|${access}`, () => unarySpec(op, x.dtype), name, UNARY_SIGNATURE);
+  const shape = k.shape(BLOCK_LIMIT);
+  const grid = gridFor(packs(x.size, access, vectorWidth(x.dtype)), shape);
+  k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(out), x.size, alpha);
+}
+
+export function activationGrad(
+  ctx: CudaOpContext,
+  op: ActivationGradOp,
+  x: TensorView,
+  dy: TensorView,
+  out: TensorView,
+  alpha: number,
+): void {
+  const stream = ctx.enqueue(x, dy, out);
+  const access = accessKind(x, dy, out);
+  const name = `grad_${access}`;
+  const k = ctx.kernel(`grad|${op}|${x.dtype}|${access}`, () => gradSpec(op, x.dtype), name, GRAD_SIGNATURE);
+  const shape = k.shape(BLOCK_LIMIT);
+  const grid = gridFor(packs(x.size, access, vectorWidth(x.dtype)), shape);
+  k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(dy), ctx.address(out), x.size, alpha);
+}
+
+export function binary(ctx: CudaOpContext, op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
+  const stream = ctx.enqueue(a, b, out);
+  const launch = planBinary(plan, a, b, out);
+  const spec = () => binarySpec(op, out.dtype);
+  const key = `binary|${op}|${out.dtype}|${launch.kernel}`;
+  const pa = ctx.address(a);
+  const pb = ctx.address(b);
+  const po = ctx.address(out);
+  const width = vectorWidth(out.dtype);
+  switch (launch.kind) {
+    case 'flat': {
+      const k = ctx.kernel(key, spec, launch.kernel, BINARY_FLAT_SIGNATURE);
+      const shape = k.shape(BLOCK_LIMIT);
+      const access = launch.kernel.endsWith('_vec') ? 'vec' : 'scalar';
+      k.launch({ grid: gridFor(packs(launch.n, access, width), shape), block: shape.block, stream }, pa, pb, po, launch.n);
+      return;
+    }
+    case 'row': {
+      const k = ctx.kernel(key, spec, launch.kernel, BINARY_ROW_SIGNATURE);
+      const shape = k.shape(BLOCK_LIMIT);
+      const access = launch.kernel.endsWith('_vec') ? 'vec' : 'scalar';
+      const grid = gridFor(packs(launch.n, access, width), shape);
+      k.launch({ grid, block: shape.block, stream }, pa, pb, po, launch.n, launch.cols);
+      return;
+    }
+    case 'general': {
+      const signature = launch.kernel === 'binary_general32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
+      const k = ctx.kernel(key, spec, launch.kernel, signature);
+      const shape = k.shape(BLOCK_LIMIT);
+      k.launch({ grid: gridFor(launch.n, shape), block: shape.block, stream }, pa, pb, po, launch.n, ...launch.args);
+      return;
+    }
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * Compiles the kernels under `kernels/` lazily for the device's arch (through
+ * NVRTC and its disk cache), loads each specialisation once per context,
+ * caches the kernels and their bound launchers, and sizes grid-stride launches
+ * from the occupancy API.
+ */
+import type { Context } from '../../driver/context.js';
+import type { BoundKernel, Kernel } from '../../driver/kernel.js';
+import { Module } from '../../driver/module.js';
+import type { ArgType } from '../../ffi/kernel-args.js';
+import type { KernelCache } from '../../nvrtc/kernel-cache.js';
+import type { Logger } from '../logger.js';
+import { compileKernelModule, KernelSources, moduleKey, type ModuleSpec } from './kernel-sources.js';
+
+/** Block size and grid cap of a grid-stride kernel: every SM filled to its occupancy, no more. */
+export interface LaunchShape {
+  /** Threads per block. */
+  readonly block: number;
+  /** Blocks that are resident at once on the whole device. */
+  readonly maxGrid: number;
+}
+
+/** A kernel ready to launch: its bound fast-path launcher and its occupancy-derived shape. */
+export interface RegisteredKernel {
+  readonly kernel: Kernel;
+  /** Launcher for the declared signature (see `Kernel.bind`). */
+  readonly launch: BoundKernel;
+  /**
+   * The best block size (at most `blockLimit`, 0 = the kernel's own limit) and
+   * the resident-grid size for it; computed on first use per limit.
+   */
+  shape(blockLimit?: number): LaunchShape;
+}
+
+/** Options of {@link KernelRegistry}. */
+export interface KernelRegistryOptions {
+  /** Where the sources are read from; default the package's `kernels/`. */
+  sources?: KernelSources;
+  /** Receives a debug line per compile (with its time and whether the cache hit). */
+  logger?: Logger;
+  /** Kernel cache; default NVRTC's shared one. */
+  cache?: KernelCache | false;
+}
+
+/** Grid size for `work` items of a grid-stride kernel: enough blocks, capped at what is resident. */
+export function gridFor(work: number, shape: LaunchShape): number {
+  return Math.max(1, Math.min(Math.ceil(work / shape.block), shape.maxGrid));
+}
+
+/** The kernels of one CUDA context. */
+export class KernelRegistry {
+  readonly context: Context;
+  readonly sources: KernelSources;
+  readonly #logger: Logger | undefined;
+  readonly #cache: KernelCache | false | undefined;
+  readonly #modules = new Map<string, Module>();
+  readonly #kernels = new Map<string, RegisteredKernel>();
+  #multiprocessors = 0;
+
+  constructor(context: Context, options: KernelRegistryOptions = {}) {
+    this.context = context;
+    this.sources = options.sources ?? new KernelSources();
+    this.#logger = options.logger;
+    this.#cache = options.cache;
+  }
+
+  /** The loaded module of a specialisation, compiled on first use. */
+  module(spec: ModuleSpec): Module {
+    const key = moduleKey(spec);
+    let module = this.#modules.get(key);
+    if (!module) {
+      // The default arch is the current device's: make this context current first.
+      this.context.makeCurrent();
+      const compiled = compileKernelModule(spec, this.sources, this.#cache === undefined ? {} : { cache: this.#cache });
+      this.#logger?.debug(
+        `kernel ${key}: ${compiled.cacheHit ? 'cache hit' : 'compiled'} for ${compiled.arch} in ${compiled.compileMs.toFixed(1)} ms`,
+      );
+      module = Module.load(this.context, compiled.image);
+      this.#modules.set(key, module);
+    }
+    return module;
+  }
+
+  /**
+   * The kernel `name` of a specialisation with a launcher bound to
+   * `signature`; cached under `key` when given (callers on hot paths pass a
+   * precomputed key), else under the spec and name.
+   */
+  get(spec: ModuleSpec, name: string, signature: readonly ArgType[], key?: string): RegisteredKernel {
+    const cacheKey = key ?? `${moduleKey(spec)}#${name}`;
+    let entry = this.#kernels.get(cacheKey);
+    if (!entry) {
+      const kernel = this.module(spec).getFunction(name);
+      entry = this.#register(kernel, kernel.bind(signature));
+      this.#kernels.set(cacheKey, entry);
+    }
+    return entry;
+  }
+
+  /** A registered kernel cached under `key` only (no spec needed once it exists). */
+  cached(key: string): RegisteredKernel | undefined {
+    return this.#kernels.get(key);
+  }
+
+  /** Unloads every module. */
+  dispose(): void {
+    for (const module of this.#modules.values()) module.dispose();
+    this.#modules.clear();
+    this.#kernels.clear();
+  }
+
+  #register(kernel: Kernel, launch: BoundKernel): RegisteredKernel {
+    const shapes = new Map<number, LaunchShape>();
+    return {
+      kernel,
+      launch,
+      shape: (blockLimit = 0) => {
+        let shape = shapes.get(blockLimit);
+        if (!shape) {
+          const { blockSize } = kernel.occupancy.maxPotentialBlockSize(0, blockLimit);
+          const perSm = Math.max(1, kernel.occupancy.maxActiveBlocksPerMultiprocessor(blockSize));
+          shape = { block: blockSize, maxGrid: perSm * this.#smCount() };
+          shapes.set(blockLimit, shape);
+        }
+        return shape;
+      },
+    };
+  }
+
+  #smCount(): number {
+    if (this.#multiprocessors === 0) this.#multiprocessors = this.context.device.multiprocessorCount;
+    return this.#multiprocessors;
+  }
+}

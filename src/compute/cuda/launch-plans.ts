@@ -1,0 +1,195 @@
+/**
+ * Launch decisions of the CUDA ops as pure functions of shapes, dtypes and
+ * alignment (so they are unit-tested without a GPU): which kernel variant,
+ * and with what block and grid.
+ */
+import type { BroadcastPlan, ReducePlan } from '../backend.js';
+import { dtypeSize, type DType } from '../dtype.js';
+import type { TensorView } from '../tensor-view.js';
+
+/** Elements of one 16-byte vector access. */
+export function vectorWidth(dtype: DType): number {
+  return 16 / dtypeSize[dtype];
+}
+
+/**
+ * Whether a view starts on a 16-byte boundary. Pool blocks start on 512-byte
+ * boundaries, so only the view's element offset can misalign it.
+ */
+export function aligned16(view: TensorView): boolean {
+  return (view.offset * dtypeSize[view.dtype]) % 16 === 0;
+}
+
+/** `'vec'` when every view is 16-byte aligned, else `'scalar'`: the kernel-name suffix. */
+export function accessKind(...views: TensorView[]): 'vec' | 'scalar' {
+  for (const v of views) if (!aligned16(v)) return 'scalar';
+  return 'vec';
+}
+
+// ---------------------------------------------------------------- binary
+
+/** The kernel and extra arguments of a broadcast binary op. */
+export type BinaryLaunch =
+  | { kind: 'flat'; kernel: string; n: number }
+  | { kind: 'row'; kernel: string; n: number; cols: number }
+  | { kind: 'general'; kernel: 'binary_general32' | 'binary_general64'; n: number; args: number[] };
+
+/** Most dims the general kernel indexes. */
+export const GENERAL_RANK = 6;
+
+export function planBinary(plan: BroadcastPlan, a: TensorView, b: TensorView, out: TensorView): BinaryLaunch {
+  const n = out.size;
+  switch (plan.kind) {
+    case 'same':
+      return { kind: 'flat', kernel: `binary_same_${accessKind(a, b, out)}`, n };
+    case 'scalarB':
+      return { kind: 'flat', kernel: `binary_scalar_b_${accessKind(a, out)}`, n };
+    case 'scalarA':
+      return { kind: 'flat', kernel: `binary_scalar_a_${accessKind(b, out)}`, n };
+    case 'rowB':
+    case 'rowA': {
+      const cols = plan.outShape[plan.outShape.length - 1]!;
+      if (cols < 2 ** 32) {
+        const side = plan.kind === 'rowB' ? 'b' : 'a';
+        const access = cols % vectorWidth(out.dtype) === 0 ? accessKind(a, b, out) : 'scalar';
+        return { kind: 'row', kernel: `binary_row_${side}_${access}`, n, cols };
+      }
+      return planGeneral(plan, n);
+    }
+    case 'general':
+      return planGeneral(plan, n);
+  }
+}
+
+/** Dims and strides padded to six with leading 1s (dims) and 0s (strides): d0..d5, a0..a5, b0..b5. */
+function planGeneral(plan: BroadcastPlan, n: number): BinaryLaunch {
+  const pad = GENERAL_RANK - plan.outShape.length;
+  const dims = [...new Array<number>(pad).fill(1), ...plan.outShape];
+  const as = [...new Array<number>(pad).fill(0), ...plan.aStrides];
+  const bs = [...new Array<number>(pad).fill(0), ...plan.bStrides];
+  // Inputs are no larger than the output, so every offset is below n.
+  const kernel = n < 2 ** 32 ? 'binary_general32' : 'binary_general64';
+  return { kind: 'general', kernel, n, args: [...dims, ...as, ...bs] };
+}
+
+// ---------------------------------------------------------------- rows (softmax, layerNorm)
+
+/** A row-kernel launch: kernel name, threads per block, blocks. */
+export interface RowLaunch {
+  kernel: string;
+  block: number;
+  grid: number;
+}
+
+/** Rows longer than this go to the looped kernel (32 elements per thread × 1024 threads). */
+export const MAX_CACHED_COLS = 32 * 1024;
+
+const WARP_SCALAR_CHUNKS = [1, 2, 4, 8, 16, 32];
+const BLOCK_SCALAR_CHUNKS = [1, 2, 4, 8, 16];
+
+/**
+ * Picks the row kernel of `kernels/row.cuh` for `prefix` (softmax, layernorm):
+ * a warp per row while a row fits 32 elements per lane, else a block per row
+ * holding the row in registers, else the looped kernel.
+ *
+ * The block shape is empirical (H200, both measured in one configuration each
+ * way): 16-bit rows run best with the most elements per thread (32: bf16
+ * softmax over 4096 columns 2.0 → 2.7 TB/s, 8192 columns 2.4 → 2.6 TB/s
+ * against 512 threads), 32-bit rows with the fewest chunks that keep the
+ * block at ≤ 512 threads (f32 4096 columns 3.7 TB/s against 3.5 with 128
+ * threads of 32 elements; 8192 columns 3.7 against 3.3).
+ * `vecOk`: the tensors are 16-byte aligned, so rows whose length is a multiple
+ * of the vector width use 16-byte accesses.
+ */
+export function planRowKernel(prefix: string, rows: number, cols: number, dtype: DType, vecOk: boolean): RowLaunch {
+  const width = vectorWidth(dtype);
+  const vec = vecOk && cols % width === 0;
+  const w = vec ? width : 1;
+  const chunks = Math.ceil(cols / w);
+  const access = vec ? 'vec' : 'scalar';
+  const vecChunks = [1, 2, 4, 8].filter((c) => c * width <= 32);
+  const warpChoices = vec ? vecChunks : WARP_SCALAR_CHUNKS;
+  const warpChunk = warpChoices.find((c) => 32 * c >= chunks);
+  if (warpChunk !== undefined) {
+    return { kernel: `${prefix}_warp_${access}_${warpChunk}`, block: 128, grid: Math.ceil(rows / 4) };
+  }
+  const choices = vec ? vecChunks : BLOCK_SCALAR_CHUNKS;
+  const most = choices.at(-1)!;
+  const blockChunk = dtypeSize[dtype] === 2 ? most : (choices.find((c) => Math.ceil(chunks / c) <= 512) ?? most);
+  const threads = Math.ceil(Math.ceil(chunks / blockChunk) / 32) * 32;
+  if (threads <= 1024) return { kernel: `${prefix}_block_${access}_${blockChunk}`, block: threads, grid: rows };
+  return { kernel: `${prefix}_looped`, block: 1024, grid: rows };
+}
+
+// ---------------------------------------------------------------- reductions
+
+/** How a reduction over [outer, axisLen, inner] runs. */
+export type ReduceLaunch =
+  /** inner = 1, one warp per row, 4 rows per 128-thread block. */
+  | { kind: 'rowsWarp'; grid: number }
+  /** inner = 1, one block per row. */
+  | { kind: 'rowsBlock'; grid: number; block: number; access: 'vec' | 'scalar' }
+  /** inner = 1, few long rows: `splits` blocks per row write partials, a warp per row combines them. */
+  | { kind: 'split'; splits: number; block: number; access: 'vec' | 'scalar' }
+  /** One long row (a full reduction): `splits` blocks, the last to finish combines the partials. */
+  | { kind: 'full'; splits: number; block: number; access: 'vec' | 'scalar' }
+  /** inner > 1: block (bx, by), bx along inner, by splitting the axis. */
+  | { kind: 'cols'; block: [number, number]; grid: [number, number] }
+  /** inner > 1 with few columns: as 'cols', the axis also split over grid z into partials. */
+  | { kind: 'colsSplit'; block: [number, number]; grid: [number, number, number] };
+
+/** What {@link planReduce} needs to know about the device and the split kernels. */
+export interface ReduceDevice {
+  /** Blocks of the split kernel resident on the whole device at once. */
+  residentBlocks: number;
+  /** Its block size. */
+  block: number;
+}
+
+/** Rows shorter than this are never split across blocks. */
+const MIN_SPLIT_LEN = 8192;
+/** Fewest elements one split block should own. */
+const ELEMENTS_PER_SPLIT = 4096;
+/** Fewest axis elements per thread of a column split. */
+const ELEMENTS_PER_COLUMN_THREAD = 16;
+
+export function planReduce(plan: ReducePlan, x: TensorView, device: ReduceDevice): ReduceLaunch {
+  const { outer, axisLen, inner } = plan;
+  if (inner > 1) {
+    const bx = Math.min(32, nextPowerOfTwo(inner));
+    const by = 256 / bx;
+    const gx = Math.ceil(inner / bx);
+    const gy = Math.min(outer, 65535);
+    // Too few blocks to fill the device: split the axis too (column blocks are half the split kernel's size).
+    if (outer <= 65535 && gx * gy < device.residentBlocks / 2) {
+      const splits = Math.min(Math.ceil((2 * device.residentBlocks) / (gx * gy)), Math.floor(axisLen / (by * ELEMENTS_PER_COLUMN_THREAD)), 65535);
+      if (splits > 1) return { kind: 'colsSplit', block: [bx, by], grid: [gx, gy, splits] };
+    }
+    return { kind: 'cols', block: [bx, by], grid: [gx, gy] };
+  }
+  const rows = outer;
+  const rowsAligned = rows === 1 || (axisLen * dtypeSize[x.dtype]) % 16 === 0;
+  const access = rowsAligned && aligned16(x) ? 'vec' : 'scalar';
+  if (axisLen >= MIN_SPLIT_LEN && rows < device.residentBlocks / 2 && rows <= 65535) {
+    const splits = Math.max(1, Math.min(Math.ceil(device.residentBlocks / rows), Math.ceil(axisLen / ELEMENTS_PER_SPLIT)));
+    return { kind: rows === 1 ? 'full' : 'split', splits, block: device.block, access };
+  }
+  if (axisLen <= 1024) return { kind: 'rowsWarp', grid: Math.ceil(rows / 4) };
+  return { kind: 'rowsBlock', grid: rows, block: axisLen <= 8192 ? 256 : 512, access };
+}
+
+function nextPowerOfTwo(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// ---------------------------------------------------------------- transpose
+
+/** Grid of the tiled transpose: 32×32 tiles; y and z are capped at 65535 and strided by the kernel. */
+export function planTranspose(batch: number, rows: number, cols: number): { grid: [number, number, number]; block: [number, number] } {
+  return {
+    grid: [Math.ceil(cols / 32), Math.min(Math.ceil(rows / 32), 65535), Math.min(batch, 65535)],
+    block: [32, 8],
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Reductions on CUDA along one axis of [outer, axisLen, inner], or of
+ * everything: a warp or a block per row for a contiguous axis, per-block
+ * partials plus a fixed-order finish for few long rows, a single launch whose
+ * last block combines the partials for full reductions, and column kernels
+ * (optionally split along the axis) for a strided axis. All deterministic.
+ */
+import type { ArgType } from '../../ffi/kernel-args.js';
+import type { ReduceOp, ReducePlan } from '../backend.js';
+import type { TensorView } from '../tensor-view.js';
+import { reduceSpec } from './kernel-specs.js';
+import { planReduce } from './launch-plans.js';
+import type { CudaOpContext } from './op-context.js';
+
+const ROWS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'f32'];
+const COLS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'f32'];
+const COLS_SPLIT_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'u64'];
+const PARTIAL_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u32'];
+const FULL_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u32', 'f32'];
+const FINISH_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u32', 'f32'];
+/** Bytes of the largest partial accumulator (argmax's value + index). */
+const PARTIAL_BYTES = 8;
+const SPLIT_BLOCK_LIMIT = 512;
+
+export function reduce(ctx: CudaOpContext, op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
+  const stream = ctx.enqueue(x, out);
+  const spec = () => reduceSpec(op, x.dtype);
+  const key = `reduce|${op === 'mean' ? 'sum' : op}|${x.dtype}|`;
+  const kernel = (name: string, signature: readonly ArgType[]) => ctx.kernel(key + name, spec, name, signature);
+  const divisor = op === 'mean' ? plan.axisLen : 1;
+  const px = ctx.address(x);
+  const po = ctx.address(out);
+  const { outer, axisLen, inner } = plan;
+
+  // The split kernels' occupancy decides how many blocks fill the device.
+  const splitShape = kernel('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT);
+  const launch = planReduce(plan, x, { residentBlocks: splitShape.maxGrid, block: splitShape.block });
+  const finish = (partial: bigint, rows: number, splits: number) =>
+    kernel('reduce_finish', FINISH_SIGNATURE).launch({ grid: Math.ceil(rows / 4), block: 128, stream }, partial, po, rows, splits, divisor);
+
+  switch (launch.kind) {
+    case 'rowsWarp':
+      kernel('reduce_rows_warp', ROWS_SIGNATURE).launch({ grid: launch.grid, block: 128, stream }, px, po, outer, axisLen, divisor);
+      return;
+    case 'rowsBlock':
+      kernel(`reduce_rows_block_${launch.access}`, ROWS_SIGNATURE).launch(
+        { grid: launch.grid, block: launch.block, stream },
+        px,
+        po,
+        outer,
+        axisLen,
+        divisor,
+      );
+      return;
+    case 'cols':
+      kernel('reduce_cols', COLS_SIGNATURE).launch({ grid: launch.grid, block: launch.block, stream }, px, po, outer, axisLen, inner, divisor);
+      return;
+    case 'colsSplit': {
+      const splits = launch.grid[2];
+      const scratch = ctx.scratch(outer * inner * splits * PARTIAL_BYTES);
+      try {
+        kernel('reduce_cols_split', COLS_SPLIT_SIGNATURE).launch(
+          { grid: launch.grid, block: launch.block, stream },
+          px,
+          scratch.address,
+          outer,
+          axisLen,
+          inner,
+        );
+        finish(scratch.address, outer * inner, splits);
+      } finally {
+        scratch.release();
+      }
+      return;
+    }
+    case 'split': {
+      const scratch = ctx.scratch(outer * launch.splits * PARTIAL_BYTES);
+      try {
+        kernel(`reduce_partial_${launch.access}`, PARTIAL_SIGNATURE).launch(
+          { grid: [launch.splits, outer], block: launch.block, stream },
+          px,
+          scratch.address,
+          axisLen,
+          launch.splits,
+        );
+        finish(scratch.address, outer, launch.splits);
+      } finally {
+        scratch.release();
+      }
+      return;
+    }
+    case 'full': {
+      const scratch = ctx.scratch(launch.splits * PARTIAL_BYTES);
+      try {
+        kernel(`reduce_full_${launch.access}`, FULL_SIGNATURE).launch(
+          { grid: launch.splits, block: launch.block, stream },
+          px,
+          scratch.address,
+          po,
+          ctx.blockCounter(),
+          axisLen,
+          launch.splits,
+          divisor,
+        );
+      } finally {
+        scratch.release();
+      }
+      return;
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { rowsRef } from '../../unit/compute/reference.js';
+import { gpuAvailable } from '../gpu-available.js';
+import { closePair, expectMatches, FLOAT_DTYPES, freshSeed, openPair, randomValues, twin, valuesOf, type Pair } from './setup.js';
+
+let pair: Pair;
+beforeAll(async () => {
+  if (gpuAvailable) pair = await openPair();
+});
+afterAll(() => closePair(pair));
+
+/**
+ * [rows, cols] covering each row kernel: warp per row (vector and scalar
+ * chunks), block per row (registers), and the looped kernel beyond 32K columns;
+ * odd column counts take the scalar paths.
+ */
+const SHAPES: [number, number][] = [
+  [5, 1],
+  [9, 7],
+  [33, 32],
+  [7, 128],
+  [13, 1000],
+  [6, 1023],
+  [5, 1025],
+  [4, 4096],
+  [3, 5000],
+  [3, 16_385],
+  [2, 32_768],
+  [2, 40_000],
+  [1, 100_003],
+];
+
+function softmaxRow(row: number[], log: boolean): number[] {
+  const m = row.reduce((a, b) => (b > a ? b : a), -Infinity);
+  const s = row.reduce((acc, v) => acc + Math.exp(v - m), 0);
+  return row.map((v) => (log ? v - m - Math.log(s) : Math.exp(v - m) / s));
+}
+
+function layerNormRow(row: number[], gamma: number[] | undefined, beta: number[] | undefined, eps: number): number[] {
+  const mean = row.reduce((a, b) => a + b, 0) / row.length;
+  const variance = row.reduce((a, b) => a + (b - mean) ** 2, 0) / row.length;
+  const rstd = 1 / Math.sqrt(variance + eps);
+  return row.map((v, j) => (v - mean) * rstd * (gamma ? gamma[j]! : 1) + (beta ? beta[j]! : 0));
+}
+
+describe.skipIf(!gpuAvailable)('CUDA softmax and logSoftmax', () => {
+  for (const dtype of FLOAT_DTYPES) {
+    it.each([false, true])(`log=%s (${dtype})`, (log) => {
+      for (const [rows, cols] of SHAPES) {
+        const [x, xc] = twin(pair, randomValues(rows * cols, freshSeed(), 3), [rows, cols], dtype);
+        using y = log ? pair.cuda.logSoftmax(x) : pair.cuda.softmax(x);
+        using yc = log ? pair.cpu.logSoftmax(xc) : pair.cpu.softmax(xc);
+        const ref = rowsRef(valuesOf(x), cols, (row) => softmaxRow(row, log));
+        expectMatches(`${log ? 'logSoftmax' : 'softmax'} ${dtype} [${rows}, ${cols}]`, valuesOf(y), ref, valuesOf(yc), dtype);
+        x.dispose();
+        xc.dispose();
+      }
+    });
+  }
+});
+
+describe.skipIf(!gpuAvailable)('CUDA layerNorm', () => {
+  for (const dtype of FLOAT_DTYPES) {
+    it.each(['none', 'gamma', 'both'] as const)(`affine=%s (${dtype})`, (affine) => {
+      for (const [rows, cols] of SHAPES) {
+        // A shifted input: the variance pass must not lose precision to the mean.
+        const [x, xc] = twin(pair, randomValues(rows * cols, freshSeed(), 2, 5), [rows, cols], dtype);
+        const [g, gc] = twin(pair, randomValues(cols, freshSeed(), 0.5, 1), [cols], dtype);
+        const [b, bc] = twin(pair, randomValues(cols, freshSeed()), [cols], dtype);
+        const gamma = affine === 'none' ? null : g;
+        const beta = affine === 'both' ? b : null;
+        using y = pair.cuda.layerNorm(x, gamma, beta, 1e-5);
+        using yc = pair.cpu.layerNorm(xc, affine === 'none' ? null : gc, affine === 'both' ? bc : null, 1e-5);
+        const hg = affine === 'none' ? undefined : valuesOf(g);
+        const hb = affine === 'both' ? valuesOf(b) : undefined;
+        const ref = rowsRef(valuesOf(x), cols, (row) => layerNormRow(row, hg, hb, 1e-5));
+        expectMatches(`layerNorm ${dtype} ${affine} [${rows}, ${cols}]`, valuesOf(y), ref, valuesOf(yc), dtype);
+        for (const t of [x, xc, g, gc, b, bc]) t.dispose();
+      }
+    });
+  }
+});

@@ -1,0 +1,3 @@
+import { describeKernelCompiles } from './compile-kernels.js';
+
+describeKernelCompiles(['unary.cu', 'activation_grad.cu', 'fill.cu']);

@@ -1,0 +1,3 @@
+import { describeKernelCompiles } from './compile-kernels.js';
+
+describeKernelCompiles(['softmax.cu', 'layernorm.cu']);

@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest';
+import type { BroadcastPlan } from '../../../src/compute/backend.js';
+import type { DType } from '../../../src/compute/dtype.js';
+import { makeView, type TensorView } from '../../../src/compute/tensor-view.js';
+import { rowKernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import {
+  accessKind,
+  aligned16,
+  MAX_CACHED_COLS,
+  planBinary,
+  planReduce,
+  planRowKernel,
+  planTranspose,
+} from '../../../src/compute/cuda/launch-plans.js';
+
+const buffer = { byteLength: 1 << 30 };
+const view = (dtype: DType, shape: number[], offset = 0): TensorView => makeView(buffer, dtype, shape, offset);
+
+describe('alignment', () => {
+  it('a view is 16-byte aligned when its byte offset is a multiple of 16', () => {
+    expect(aligned16(view('f32', [8], 4))).toBe(true);
+    expect(aligned16(view('f32', [8], 2))).toBe(false);
+    expect(aligned16(view('f16', [8], 8))).toBe(true);
+    expect(aligned16(view('bf16', [8], 4))).toBe(false);
+    expect(accessKind(view('f32', [4]), view('f32', [4], 4))).toBe('vec');
+    expect(accessKind(view('f32', [4]), view('f32', [4], 1))).toBe('scalar');
+  });
+});
+
+describe('planBinary', () => {
+  const plan = (kind: BroadcastPlan['kind'], outShape: number[], aStrides: number[], bStrides: number[]): BroadcastPlan => ({
+    kind,
+    outShape,
+    aStrides,
+    bStrides,
+  });
+
+  it('picks the flat kernels with vector access when aligned', () => {
+    const a = view('f32', [1000]);
+    expect(planBinary(plan('same', [1000], [1], [1]), a, a, a)).toEqual({ kind: 'flat', kernel: 'binary_same_vec', n: 1000 });
+    expect(planBinary(plan('same', [999], [1], [1]), view('f32', [999], 1), a, a).kernel).toBe('binary_same_scalar');
+    // The scalar operand's alignment does not matter.
+    expect(planBinary(plan('scalarB', [1000], [1], [0]), a, view('f32', [], 3), a).kernel).toBe('binary_scalar_b_vec');
+    expect(planBinary(plan('scalarA', [1000], [0], [1]), view('f32', [], 3), a, a).kernel).toBe('binary_scalar_a_vec');
+  });
+
+  it('row kernels vectorise only when cols is a multiple of the vector width', () => {
+    const out = view('f16', [6, 16]);
+    const rowPlan = plan('rowB', [6, 16], [16, 1], [0, 1]);
+    expect(planBinary(rowPlan, out, view('f16', [16]), out)).toEqual({ kind: 'row', kernel: 'binary_row_b_vec', n: 96, cols: 16 });
+    const odd = view('f16', [6, 12]);
+    expect(planBinary(plan('rowA', [6, 12], [0, 1], [12, 1]), view('f16', [12]), odd, odd).kernel).toBe('binary_row_a_scalar');
+  });
+
+  it('general plans are padded to six dims and use 32-bit indexing below 2^32 elements', () => {
+    const out = view('f32', [3, 5, 7]);
+    const launch = planBinary(plan('general', [3, 5, 7], [0, 7, 1], [5, 1, 0]), view('f32', [5, 7]), view('f32', [3, 5, 1]), out);
+    expect(launch).toEqual({
+      kind: 'general',
+      kernel: 'binary_general32',
+      n: 105,
+      args: [1, 1, 1, 3, 5, 7, 0, 0, 0, 0, 7, 1, 0, 0, 0, 5, 1, 0],
+    });
+    const huge = { ...out, size: 2 ** 32 };
+    expect(planBinary(plan('general', [2 ** 16, 2 ** 16], [0, 1], [1, 0]), out, out, huge).kernel).toBe('binary_general64');
+  });
+});
+
+describe('planRowKernel', () => {
+  it('uses a warp per row while a row fits 32 elements per lane', () => {
+    expect(planRowKernel('softmax', 10, 1, 'f32', true)).toEqual({ kernel: 'softmax_warp_scalar_1', block: 128, grid: 3 });
+    expect(planRowKernel('softmax', 8, 128, 'f32', true)).toEqual({ kernel: 'softmax_warp_vec_1', block: 128, grid: 2 });
+    expect(planRowKernel('softmax', 8, 1024, 'f32', true).kernel).toBe('softmax_warp_vec_8');
+    expect(planRowKernel('softmax', 8, 1023, 'f32', true).kernel).toBe('softmax_warp_scalar_32');
+    expect(planRowKernel('softmax', 8, 1024, 'f32', false).kernel).toBe('softmax_warp_scalar_32');
+  });
+
+  it('uses a block per row with the row in registers up to 32K columns', () => {
+    // 32-bit rows: the fewest chunks per thread that keep blocks at ≤ 512 threads.
+    expect(planRowKernel('layernorm', 5, 4096, 'f32', true)).toEqual({ kernel: 'layernorm_block_vec_2', block: 512, grid: 5 });
+    expect(planRowKernel('layernorm', 5, 32768, 'f32', true)).toEqual({ kernel: 'layernorm_block_vec_8', block: 1024, grid: 5 });
+    expect(planRowKernel('softmax', 2, 1025, 'f32', true)).toEqual({ kernel: 'softmax_block_scalar_4', block: 288, grid: 2 });
+    // 16-bit rows: 32 elements per thread.
+    expect(planRowKernel('layernorm', 5, 4096, 'bf16', true)).toEqual({ kernel: 'layernorm_block_vec_4', block: 128, grid: 5 });
+    expect(planRowKernel('layernorm', 5, 32768, 'f16', true)).toEqual({ kernel: 'layernorm_block_vec_4', block: 1024, grid: 5 });
+    expect(planRowKernel('softmax', 2, 1025, 'bf16', true)).toEqual({ kernel: 'softmax_block_scalar_16', block: 96, grid: 2 });
+  });
+
+  it('falls back to the looped kernel beyond what registers hold', () => {
+    expect(planRowKernel('softmax', 2, MAX_CACHED_COLS + 4, 'f32', true).kernel).toBe('softmax_looped');
+    expect(planRowKernel('softmax', 2, 16 * 1024 + 1, 'f32', true).kernel).toBe('softmax_looped');
+  });
+
+  it('only ever names kernels that row.cuh instantiates, with at most 1024 threads', () => {
+    for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+      const names = new Set(rowKernelNames('softmax', dtype));
+      for (let cols = 1; cols <= 40_000; cols += cols < 2100 ? 1 : 97) {
+        for (const vecOk of [true, false]) {
+          const launch = planRowKernel('softmax', 3, cols, dtype, vecOk);
+          expect(names.has(launch.kernel)).toBe(true);
+          expect(launch.block).toBeLessThanOrEqual(1024);
+          expect(launch.block % 32).toBe(0);
+          const match = /_(warp|block)_(vec|scalar)_(\d+)$/.exec(launch.kernel);
+          if (match) {
+            // The team covers the row: threads × chunks × width ≥ cols.
+            const width = match[2] === 'vec' ? (dtype === 'f32' ? 4 : 8) : 1;
+            const team = match[1] === 'warp' ? 32 : launch.block;
+            expect(team * Number(match[3]) * width).toBeGreaterThanOrEqual(cols);
+          }
+        }
+      }
+    }
+  });
+});
+
+describe('planReduce', () => {
+  const device = { residentBlocks: 1056, block: 256 };
+
+  it('reduces everything in one launch split across the resident grid', () => {
+    const x = view('f32', [2 ** 26]);
+    expect(planReduce({ outer: 1, axisLen: 2 ** 26, inner: 1 }, x, device)).toEqual({
+      kind: 'full',
+      splits: 1056,
+      block: 256,
+      access: 'vec',
+    });
+    // Each split owns at least 4096 elements; misaligned data reads element by element.
+    expect(planReduce({ outer: 1, axisLen: 9000, inner: 1 }, view('f32', [9000], 1), device)).toEqual({
+      kind: 'full',
+      splits: 3,
+      block: 256,
+      access: 'scalar',
+    });
+    // Short rows are not split.
+    expect(planReduce({ outer: 1, axisLen: 5000, inner: 1 }, x, device)).toMatchObject({ kind: 'rowsBlock', grid: 1 });
+  });
+
+  it('splits few long rows into partials; rows that are not 16-byte multiples read element by element', () => {
+    expect(planReduce({ outer: 3, axisLen: 100_000, inner: 1 }, view('f32', [3, 100_000]), device)).toEqual({
+      kind: 'split',
+      splits: 25,
+      block: 256,
+      access: 'vec',
+    });
+    expect(planReduce({ outer: 2, axisLen: 10_001, inner: 1 }, view('f32', [2, 10_001]), device)).toMatchObject({
+      kind: 'split',
+      access: 'scalar',
+    });
+  });
+
+  it('uses a warp or a block per row when rows are many', () => {
+    expect(planReduce({ outer: 5000, axisLen: 300, inner: 1 }, view('f32', [5000, 300]), device)).toEqual({ kind: 'rowsWarp', grid: 1250 });
+    expect(planReduce({ outer: 5000, axisLen: 3001, inner: 1 }, view('f32', [5000, 3001]), device)).toEqual({
+      kind: 'rowsBlock',
+      grid: 5000,
+      block: 256,
+      access: 'scalar',
+    });
+    expect(planReduce({ outer: 4096, axisLen: 4096, inner: 1 }, view('bf16', [4096, 4096]), device)).toMatchObject({ access: 'vec' });
+    expect(planReduce({ outer: 3, axisLen: 100, inner: 1 }, view('f32', [3, 100]), device)).toEqual({ kind: 'rowsWarp', grid: 1 });
+  });
+
+  it('reduces a strided axis with the column kernel, split along the axis when columns are few', () => {
+    expect(planReduce({ outer: 7, axisLen: 50, inner: 3 }, view('f32', [7, 50, 3]), device)).toEqual({
+      kind: 'cols',
+      block: [4, 64],
+      grid: [1, 7],
+    });
+    expect(planReduce({ outer: 100_000, axisLen: 2, inner: 1000 }, view('f32', [100_000, 2, 1000]), device)).toEqual({
+      kind: 'cols',
+      block: [32, 8],
+      grid: [32, 65535],
+    });
+    expect(planReduce({ outer: 1, axisLen: 4096, inner: 4096 }, view('f32', [4096, 4096]), device)).toEqual({
+      kind: 'colsSplit',
+      block: [32, 8],
+      grid: [128, 1, 17],
+    });
+    expect(planReduce({ outer: 1, axisLen: 20_000, inner: 3 }, view('f32', [20_000, 3]), device)).toEqual({
+      kind: 'colsSplit',
+      block: [4, 64],
+      grid: [1, 1, 19],
+    });
+  });
+});
+
+describe('planTranspose', () => {
+  it('tiles 32×32 and caps y and z at 65535 (the kernel strides beyond)', () => {
+    expect(planTranspose(2, 33, 65)).toEqual({ grid: [3, 2, 2], block: [32, 8] });
+    expect(planTranspose(70_000, 32 * 70_000, 1)).toEqual({ grid: [1, 65535, 65535], block: [32, 8] });
+  });
+});

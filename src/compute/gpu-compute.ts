@@ -16,10 +16,12 @@ import {
   type PoolStats,
   type ReduceOp,
   type UnaryOp,
+  type MatmulActivation,
 } from './backend.js';
 import { openBackend, type SkippedBackend } from './backend-selection.js';
 import { broadcastShapes, planBroadcast } from './broadcast.js';
 import { dtypeSize, isFloatDType, toBf16Array, toF16Array, type DType } from './dtype.js';
+import { linear, matmul, type MatmulOptions } from './matmul-op.js';
 import { LOG_LEVELS, Logger, type LoggerFunction, type LogLevelSetting } from './logger.js';
 import { resolvePoolLimit } from './pool-limit.js';
 import { selectDevice, type DeviceRequirements, type DeviceSelection } from './select-device.js';
@@ -450,6 +452,29 @@ export class GpuCompute implements StorageOwner {
   }
 
   // ---------------------------------------------------- layout and misc
+
+  /**
+   * out = act(alpha·op(a)·op(b) + beta·c + bias): 2-D or batched (3-D, 4-D, NumPy-broadcast batch
+   * dims) products in f32, f16 or bf16 (f32 accumulation). `precision: 'tf32'` lets f32 inputs use
+   * tensor cores; `engine` picks our kernels, cuBLAS, or whichever the autotuner measured faster.
+   */
+  matmul<D extends DType>(a: Tensor<D>, b: Tensor<D>, options: MatmulOptions = {}): Tensor<D> {
+    return matmul(this, a, b, options) as Tensor<D>;
+  }
+
+  /**
+   * A dense layer in one fused kernel: x `[..., in]` · weightᵀ (`[out, in]`, PyTorch's layout)
+   * + bias `[out]`, then `activation`.
+   */
+  linear<D extends DType>(
+    x: Tensor<D>,
+    weight: Tensor<D>,
+    bias?: Tensor<D>,
+    activation?: MatmulActivation | 'none',
+    options: Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'> = {},
+  ): Tensor<D> {
+    return linear(this, x, weight, bias, activation, options) as Tensor<D>;
+  }
 
   /** Swaps the last two dims (a 2-D transpose, batched over leading dims). */
   transpose<D extends DType>(x: Tensor<D>): Tensor<D> {

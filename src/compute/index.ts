@@ -54,3 +54,5 @@ export { Logger } from './logger.js';
 export type { LogLevel, LogLevelSetting, LoggerFunction } from './logger.js';
 export { CpuBackend } from './cpu/cpu-backend.js';
 export { philox4x32 } from './cpu/philox.js';
+export { MATMUL_ACTIVATIONS } from './matmul-op.js';
+export type { MatmulOptions } from './matmul-op.js';

@@ -43,7 +43,7 @@ import * as elementwise from './elementwise.js';
 import { copyDeviceToHost, copyHostToDevice, PinnedStaging } from './host-copy.js';
 import { KernelRegistry, type RegisteredKernel } from './kernel-registry.js';
 import type { ModuleSpec } from './kernel-sources.js';
-import { cudaMatmul } from './matmul.js';
+import { cudaMatmul, releaseCudaMatmul } from './matmul.js';
 import type { CudaOpContext, Scratch } from './op-context.js';
 import { dropout, random } from './random.js';
 import { reduce } from './reduce.js';
@@ -305,6 +305,8 @@ export class CudaBackend implements Backend, CudaOpContext {
       this.#memory.dispose();
       this.#staging.dispose();
       this.#counters.dispose();
+      // cuBLAS handle and sm_90a modules belong to the context: release them before it goes.
+      releaseCudaMatmul(this);
       this.registry.dispose();
       for (const s of this.#streams) {
         s.marker?.dispose();

@@ -1,0 +1,63 @@
+/**
+ * `npm run bench [-- name...]`: runs the benchmarks (launch, ops, matmul), each
+ * in its own process so one's GPU state cannot colour another's figures.
+ * Without a CUDA GPU it says why and runs nothing (exit 0): every bench here
+ * needs one. Exits 1 when a bench fails, 2 for an unknown bench name.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { probeCuda } from '../src/cli/probe.js';
+import { tsxCommand } from './report.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Bench name → script, in the order `npm run bench` runs them. */
+const benches: Record<string, string> = {
+  launch: 'launch.ts',
+  ops: 'ops.ts',
+  matmul: 'matmul.ts',
+};
+
+const usage = `Usage: npm run bench [-- <name>...]   names: ${Object.keys(benches).join(', ')} (default: all)`;
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(usage);
+  process.exit(0);
+}
+const unknown = args.filter((a) => !(a in benches));
+if (unknown.length > 0) {
+  console.error(`unknown bench ${unknown.map((u) => `'${u}'`).join(', ')}\n${usage}`);
+  process.exit(2);
+}
+
+const { backend: cuda, devices } = probeCuda({ freeMemory: false });
+if (!cuda.available) {
+  console.log(`No CUDA GPU here (${cuda.reason}); the benchmarks need one, so none ran.`);
+  process.exit(0);
+}
+console.log(`CUDA ${cuda.driverVersion} with ${devices.map((d) => d.name).join(', ')}`);
+
+const selected = args.length > 0 ? [...new Set(args)] : Object.keys(benches);
+const outcomes: { name: string; outcome: string; seconds: number }[] = [];
+for (const name of selected) {
+  const script = join(here, benches[name]!);
+  if (!existsSync(script)) {
+    outcomes.push({ name, outcome: `not present (${benches[name]})`, seconds: 0 });
+    continue;
+  }
+  console.log(`\n=== bench ${name} ===`);
+  const started = performance.now();
+  const { command, args: childArgs } = tsxCommand(script);
+  const result = spawnSync(command, childArgs, { stdio: 'inherit' });
+  const seconds = (performance.now() - started) / 1000;
+  const outcome = result.error ? `failed to start: ${result.error.message}` : result.status === 0 ? 'ok' : `failed (exit ${result.status ?? result.signal})`;
+  outcomes.push({ name, outcome, seconds });
+}
+
+console.log('\n=== summary ===');
+for (const o of outcomes) console.log(`${o.name.padEnd(8)} ${o.outcome}${o.seconds ? ` in ${o.seconds.toFixed(1)} s` : ''}`);
+if (outcomes.some((o) => o.outcome !== 'ok' && !o.outcome.startsWith('not present'))) process.exitCode = 1;

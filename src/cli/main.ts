@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+/** Entry point of the `gpucompute` command (the package's bin). */
+import { runCli } from './cli.js';
+
+process.exitCode = runCli(process.argv.slice(2));

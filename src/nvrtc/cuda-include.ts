@@ -26,23 +26,31 @@ export interface CudaIncludeSearch {
 /**
  * Folders that may hold the CUDA headers, most preferred first: `$CUDA_HOME`,
  * `$CUDA_PATH`, `/usr/local/cuda`, then NVIDIA's pip wheels (`nvidia/cu13` for
- * CUDA 13, `nvidia/cuda_runtime` for CUDA 12 and 11).
+ * CUDA 13, `nvidia/cuda_runtime` for CUDA 12 and 11). Lazy: the wheel folders
+ * are only looked for once the toolkit folders have been passed over, since
+ * scanning Python's site-packages costs milliseconds a process.
  */
-export function cudaIncludeCandidates(): string[] {
+export function* cudaIncludeCandidates(): Generator<string> {
   const roots = [process.env.CUDA_HOME, process.env.CUDA_PATH].filter((r): r is string => !!r);
   if (process.platform !== 'win32') roots.push('/usr/local/cuda');
-  const wheels = pythonSitePackages().flatMap((site) => [
-    join(site, 'nvidia', 'cu13', 'include'),
-    join(site, 'nvidia', 'cuda_runtime', 'include'),
-  ]);
-  return [...new Set([...roots.map((r) => join(r, 'include')), ...wheels])];
+  const seen = new Set<string>();
+  const fresh = (dir: string) => !seen.has(dir) && !!seen.add(dir);
+  for (const root of roots) {
+    const dir = join(root, 'include');
+    if (fresh(dir)) yield dir;
+  }
+  for (const site of pythonSitePackages()) {
+    for (const dir of [join(site, 'nvidia', 'cu13', 'include'), join(site, 'nvidia', 'cuda_runtime', 'include')]) {
+      if (fresh(dir)) yield dir;
+    }
+  }
 }
 
 /**
  * Picks the first candidate folder that holds `cuda_fp16.h` and whose CUDA
  * major version is `nvrtcMajor`.
  */
-export function findCudaIncludes(nvrtcMajor: number, candidates: readonly string[] = cudaIncludeCandidates()): CudaIncludeSearch {
+export function findCudaIncludes(nvrtcMajor: number, candidates: Iterable<string> = cudaIncludeCandidates()): CudaIncludeSearch {
   const rejected: { dir: string; reason: string }[] = [];
   for (const dir of candidates) {
     if (!existsSync(join(dir, 'cuda_fp16.h'))) continue;

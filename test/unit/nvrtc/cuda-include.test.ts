@@ -68,7 +68,7 @@ describe('findCudaIncludes', () => {
     try {
       process.env.CUDA_HOME = join(root, 'cuda-12.8');
       process.env.CUDA_PATH = join(root, 'cuda-11.8');
-      const candidates = cudaIncludeCandidates();
+      const candidates = [...cudaIncludeCandidates()];
       expect(candidates.slice(0, 2)).toEqual([cuda12, cuda11]);
       if (process.platform !== 'win32') expect(candidates).toContain('/usr/local/cuda/include');
     } finally {

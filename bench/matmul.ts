@@ -20,8 +20,8 @@ import { GpuCompute } from '../src/compute/gpu-compute.js';
 import { linear, matmul, type MatmulOptions } from '../src/compute/matmul-op.js';
 import type { Tensor } from '../src/compute/tensor.js';
 import { makeView } from '../src/compute/tensor-view.js';
-import { Event } from '../src/driver/event.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
+import { DeviceTimer } from './device-timer.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -30,28 +30,9 @@ const be = gpu.backend as CudaBackend;
 const info = be.info();
 console.log(`device: ${info.deviceName} (${info.platform}), ${info.multiprocessorCount} SMs`);
 
-const startEvent = Event.create(be.context);
-const endEvent = Event.create(be.context);
-
-/** Median µs per call of `fn` on the backend's stream, timed with events around many calls. */
-function timeDevice(fn: () => void, targetMs = 30, reps = 5): number {
-  for (let i = 0; i < 2; i++) fn();
-  startEvent.record(be.stream);
-  fn();
-  endEvent.record(be.stream);
-  endEvent.synchronize();
-  const once = Math.max(endEvent.elapsedMs(startEvent), 1e-3);
-  const iters = Math.max(1, Math.min(2000, Math.floor(targetMs / once)));
-  const samples: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    startEvent.record(be.stream);
-    for (let i = 0; i < iters; i++) fn();
-    endEvent.record(be.stream);
-    endEvent.synchronize();
-    samples.push((endEvent.elapsedMs(startEvent) * 1000) / iters);
-  }
-  return median(samples);
-}
+const timer = new DeviceTimer(be.context, be.stream);
+/** Median µs per call of `fn` on the backend's stream. */
+const timeDevice = (fn: () => void) => timer.time(fn, { warmup: 2, targetMs: 30, reps: 5 });
 
 type Case = 'f32' | 'tf32' | 'f16' | 'bf16';
 const DTYPE: Record<Case, 'f32' | 'f16' | 'bf16'> = { f32: 'f32', tf32: 'f32', f16: 'f16', bf16: 'bf16' };
@@ -233,8 +214,6 @@ console.log('\nautotune records (ms per product):');
 for (const [key, record] of AutotuneStore.shared().entries()) {
   console.log(`${key} → ${record.choice} ${JSON.stringify(record.candidates)}`);
 }
-startEvent.dispose();
-endEvent.dispose();
 gpu.dispose();
 if (wrong > 0) {
   console.log(`${wrong} case(s) gave wrong results`);

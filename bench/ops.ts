@@ -19,10 +19,10 @@ import { createCudaBackend, type CudaBackend } from '../src/compute/cuda/cuda-ba
 import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../src/compute/dtype.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import type { Tensor } from '../src/compute/tensor.js';
-import { Event } from '../src/driver/event.js';
 import { PinnedBuffer } from '../src/driver/pinned-buffer.js';
 import { memcpyHtoDAsync } from '../src/driver/raw/memory.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
+import { DeviceTimer } from './device-timer.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
@@ -32,28 +32,9 @@ console.log(`device: ${device.deviceName} (${device.platform}), ${device.multipr
 
 // ------------------------------------------------------------------ timing
 
-const startEvent = Event.create(be.context);
-const endEvent = Event.create(be.context);
-
-/** Median µs per call of `fn` on the backend's stream, timed with events around many calls. */
-function timeDevice(fn: () => void, targetMs = 20, reps = 7): number {
-  for (let i = 0; i < 3; i++) fn();
-  startEvent.record(be.stream);
-  fn();
-  endEvent.record(be.stream);
-  endEvent.synchronize();
-  const once = Math.max(endEvent.elapsedMs(startEvent), 1e-3);
-  const iters = Math.max(1, Math.min(2000, Math.floor(targetMs / once)));
-  const samples: number[] = [];
-  for (let r = 0; r < reps; r++) {
-    startEvent.record(be.stream);
-    for (let i = 0; i < iters; i++) fn();
-    endEvent.record(be.stream);
-    endEvent.synchronize();
-    samples.push((endEvent.elapsedMs(startEvent) * 1000) / iters);
-  }
-  return median(samples);
-}
+const timer = new DeviceTimer(be.context, be.stream);
+/** Median µs per call of `fn` on the backend's stream. */
+const timeDevice = (fn: () => void) => timer.time(fn, { warmup: 3, targetMs: 20, reps: 7 });
 
 /** Median µs per call of a host-side `fn` (best of the JIT's steady state). */
 function timeHost(fn: () => void, iters: number, reps = 5): number {
@@ -473,7 +454,5 @@ if (cupyPool) lines.push(`pool alloc+free: best-fit ${poolUs['best-fit']!.toFixe
 console.log(`\n## targets\n\n${lines.map((l) => `- ${l}`).join('\n')}`);
 if (failures.length > 0) console.log(`\nCHECK FAILURES:\n${failures.join('\n')}`);
 
-startEvent.dispose();
-endEvent.dispose();
 gpu.dispose();
 if (failures.length > 0) process.exitCode = 1;

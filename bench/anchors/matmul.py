@@ -9,37 +9,14 @@ Timed with CUDA events around many back-to-back calls after a warm-up, median of
 repetitions; inputs are fresh random values.
 """
 import json
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 
+from timing import time_gpu
+
 DTYPES = {"f32": torch.float32, "tf32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-
-
-def time_gpu(fn, target_ms=30.0, reps=5):
-    """Median microseconds per call of fn(), timed with CUDA events."""
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    once = max(start.elapsed_time(end), 1e-3)
-    iters = max(1, min(2000, int(target_ms / once)))
-    samples = []
-    for _ in range(reps):
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000.0 / iters)
-    return statistics.median(samples)
-
 
 def main():
     cases = json.loads(sys.argv[1])

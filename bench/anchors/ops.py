@@ -14,30 +14,9 @@ import time
 import torch
 import torch.nn.functional as F
 
+from timing import time_gpu
+
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32}
-
-
-def time_gpu(fn, target_ms=25.0, reps=7):
-    """Median microseconds per call of fn(), timed with CUDA events."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    once = max(start.elapsed_time(end), 1e-3)
-    iters = max(1, min(2000, int(target_ms / once)))
-    samples = []
-    for _ in range(reps):
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000.0 / iters)
-    return statistics.median(samples)
 
 
 def time_host(fn, iters=200_000, reps=5):

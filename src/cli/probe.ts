@@ -15,7 +15,7 @@ import { deviceGetCount } from '../driver/raw/device.js';
 import { driverGetVersion, init } from '../driver/raw/init.js';
 import { openNvrtc } from '../nvrtc/library.js';
 import { getSupportedArchs, version as nvrtcVersion } from '../nvrtc/raw.js';
-import { formatHipVersion, hipProbeFunctions as hip, openHipRuntime } from './hip-probe.js';
+import { formatHipVersion, hipProbeFunctions as hip, openHipRuntime } from '../hip/runtime.js';
 
 /** Whether a shared library loaded, from where, and every candidate that did not. */
 export interface LibraryProbe {

@@ -5,8 +5,7 @@
  * {@link BackendUnavailableError} instead of falling back.
  */
 import { GpuError } from '../errors.js';
-import { openLibrary, type LibrarySpec } from '../ffi/library.js';
-import { lazyFunctions } from '../ffi/lazy-functions.js';
+import { hipProbeFunctions as hip, openHipRuntime } from '../hip/runtime.js';
 import type { Backend, BackendKind } from './backend.js';
 import { CpuBackend } from './cpu/cpu-backend.js';
 import type { Logger } from './logger.js';
@@ -102,21 +101,6 @@ function oneLine(err: unknown): string {
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }
 
-const HIP_RUNTIME: LibrarySpec = {
-  name: 'the HIP runtime (libamdhip64)',
-  envVar: 'GPUCOMPUTE_LIBHIP',
-  candidates: () =>
-    process.platform === 'win32'
-      ? ['amdhip64_6.dll', 'amdhip64.dll']
-      : ['libamdhip64.so.6', 'libamdhip64.so.5', '/opt/rocm/lib/libamdhip64.so.6', '/opt/rocm/lib/libamdhip64.so.5'],
-};
-
-const hip = lazyFunctions(() => openLibrary(HIP_RUNTIME), {
-  hipInit: 'int hipInit(unsigned int flags)',
-  hipGetDeviceCount: 'int hipGetDeviceCount(_Out_ int *count)',
-  hipGetErrorName: 'const char *hipGetErrorName(int error)',
-});
-
 /** Why a platform this version has no backend for cannot be used, as specifically as can be found out. */
 export function platformUnavailableReason(kind: 'hip' | 'metal'): string {
   if (kind === 'hip') return probeHip();
@@ -132,7 +116,7 @@ export function platformUnavailableReason(kind: 'hip' | 'metal'): string {
 function probeHip(): string {
   let path: string;
   try {
-    path = openLibrary(HIP_RUNTIME).path;
+    path = openHipRuntime().path;
   } catch (err) {
     return `no HIP runtime: ${oneLine(err)}`;
   }

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { pythonSitePackages } from './python-sites.js';
+import { pythonSitePackages } from '../ffi/python-sites.js';
 
 /**
  * Finds the CUDA toolkit headers (`cuda_fp16.h`, `cuda_bf16.h`, and on CUDA 13

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatHipVersion } from '../../../src/cli/hip-probe.js';
+import { formatHipVersion } from '../../../src/hip/runtime.js';
 import { formatCudaVersion, packageVersion, probeAll, probeCpu, probeMetal } from '../../../src/cli/probe.js';
 import { fakeReport } from './fake-report.js';
 import { gpuAvailable } from '../../gpu/gpu-available.js';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LibraryNotFoundError } from '../../../src/errors.js';
 import { resetLibraryCache } from '../../../src/ffi/library.js';
 import { nvrtcSpec, openNvrtc } from '../../../src/nvrtc/library.js';
-import { pythonSitePackages } from '../../../src/nvrtc/python-sites.js';
+import { pythonSitePackages } from '../../../src/ffi/python-sites.js';
 
 const savedEnv = { ...process.env };
 

@@ -1,5 +1,5 @@
 /**
- * The few HIP runtime calls `gpucompute info` needs to say whether an AMD GPU
+ * The few HIP runtime calls needed to say whether an AMD GPU
  * answers: init, device count, versions, and per device its name and memory.
  * `hipGetDeviceProperties` is left out on purpose: its struct layout changes
  * between ROCm releases, and a wrong layout would read garbage.

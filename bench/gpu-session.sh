@@ -13,18 +13,35 @@ export PYTHONUNBUFFERED=1
 export GPUCOMPUTE_CACHE_DIR=${GPUCOMPUTE_CACHE_DIR:-/tmp/gpucompute-cache}
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv | tee "$out/gpu.txt"
 
+sanitize() {  # tool, log name, script and its arguments
+  local tool=$1 name=$2
+  shift 2
+  local extra=()
+  [ "$tool" = memcheck ] && extra=(--report-api-errors no)
+  compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 20 node --import tsx "$@" 2>&1 | tail -4 | tee "$out/sanitizer-$name.log"
+}
+
 checks() {
   tsx src/cli/main.ts info 2>&1 | tee "$out/info.txt"
   vitest run --project gpu 2>&1 | tee "$out/gpu-tests.log"
   tsx demo/main.ts 2>&1 | tee "$out/demo.log"
-  compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 \
-    node --import tsx test/gpu/compute/exercise-kernels.ts 2>&1 | tail -4 | tee "$out/sanitizer-memcheck.log"
-  compute-sanitizer --tool racecheck --print-limit 20 \
-    node --import tsx test/gpu/compute/exercise-kernels.ts --shared-memory-only 2>&1 | tail -4 | tee "$out/sanitizer-racecheck.log"
+  tsx examples/hybrid-trainer.ts 2>&1 | tee "$out/hybrid-trainer.log"
+  sanitize memcheck compute-memcheck test/gpu/compute/exercise-kernels.ts
+  sanitize racecheck compute-racecheck test/gpu/compute/exercise-kernels.ts --shared-memory-only
+  sanitize memcheck attention-memcheck test/gpu/attention/sanitize.ts --defaults
+  sanitize racecheck attention-racecheck test/gpu/attention/sanitize.ts --defaults
+  sanitize memcheck gru-memcheck test/gpu/gru/sanitize.ts steps persistent
+  sanitize racecheck gru-racecheck test/gpu/gru/sanitize.ts steps persistent
+  # matmul: every kernel of the configuration sweep, in 12 shards side by side.
+  for i in $(seq 0 11); do
+    compute-sanitizer --tool racecheck --print-limit 20 node --import tsx test/gpu/matmul/sanitize.ts --shard "$i/12" > "$out/sanitizer-matmul-$i.log" 2>&1 &
+  done
+  wait
+  tail -n 2 "$out"/sanitizer-matmul-*.log
 }
 
 bench() {
-  for b in launch ops matmul; do
+  for b in launch ops matmul attention gru svd; do
     [ -f "bench/$b.ts" ] && tsx "bench/$b.ts" 2>&1 | tee "$out/bench-$b.log"
   done
   cp bench/results/*.json bench/results/*.svg "$out/" 2>/dev/null || true

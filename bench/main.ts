@@ -19,6 +19,9 @@ const benches: Record<string, string> = {
   launch: 'launch.ts',
   ops: 'ops.ts',
   matmul: 'matmul.ts',
+  attention: 'attention.ts',
+  gru: 'gru.ts',
+  svd: 'svd.ts',
 };
 
 const usage = `Usage: npm run bench [-- <name>...]   names: ${Object.keys(benches).join(', ')} (default: all)`;

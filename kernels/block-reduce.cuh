@@ -15,18 +15,18 @@ struct ArgAccInt {
   int i;
 };
 
-__device__ __forceinline__ float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
-__device__ __forceinline__ int shfl_xor(int v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+__device__ __forceinline__ float shfl_xor(float v, int mask) { return gc_shfl_xor(v, mask); }
+__device__ __forceinline__ int shfl_xor(int v, int mask) { return gc_shfl_xor(v, mask); }
 __device__ __forceinline__ ArgAcc shfl_xor(ArgAcc a, int mask) {
   ArgAcc r;
-  r.v = __shfl_xor_sync(0xffffffffu, a.v, mask);
-  r.i = __shfl_xor_sync(0xffffffffu, a.i, mask);
+  r.v = gc_shfl_xor(a.v, mask);
+  r.i = gc_shfl_xor(a.i, mask);
   return r;
 }
 __device__ __forceinline__ ArgAccInt shfl_xor(ArgAccInt a, int mask) {
   ArgAccInt r;
-  r.v = __shfl_xor_sync(0xffffffffu, a.v, mask);
-  r.i = __shfl_xor_sync(0xffffffffu, a.i, mask);
+  r.v = gc_shfl_xor(a.v, mask);
+  r.i = gc_shfl_xor(a.i, mask);
   return r;
 }
 
@@ -122,21 +122,21 @@ template <> struct ReduceArgmax<int> {
 
 template <typename Op> __device__ __forceinline__ typename Op::Acc warp_reduce(typename Op::Acc v) {
 #pragma unroll
-  for (int mask = 16; mask > 0; mask >>= 1) v = Op::combine(v, shfl_xor(v, mask));
+  for (int mask = GC_WARP_SIZE / 2; mask > 0; mask >>= 1) v = Op::combine(v, shfl_xor(v, mask));
   return v;
 }
 
-// Reduces over a 1-D block; every thread gets the result. `smem` holds 32 accumulators and
-// may be reused by the next call (the leading barrier protects it).
+// Reduces over a 1-D block of whole warps; every thread gets the result. `smem` holds 32
+// accumulators (one per warp) and may be reused by the next call (the leading barrier protects it).
 template <typename Op>
 __device__ __forceinline__ typename Op::Acc block_reduce(typename Op::Acc v, typename Op::Acc* smem) {
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
+  const int lane = gc_lane();
+  const int warp = gc_warp();
   v = warp_reduce<Op>(v);
   __syncthreads();
   if (lane == 0) smem[warp] = v;
   __syncthreads();
-  const int warps = (blockDim.x + 31) >> 5;
+  const int warps = (blockDim.x + GC_WARP_SIZE - 1) / GC_WARP_SIZE;
   v = lane < warps ? smem[lane] : Op::identity();
   return warp_reduce<Op>(v);
 }

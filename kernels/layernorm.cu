@@ -64,9 +64,9 @@ struct Moments {
 };
 __device__ __forceinline__ Moments shfl_xor(Moments a, int mask) {
   Moments r;
-  r.n = __shfl_xor_sync(0xffffffffu, a.n, mask);
-  r.mean = __shfl_xor_sync(0xffffffffu, a.mean, mask);
-  r.m2 = __shfl_xor_sync(0xffffffffu, a.m2, mask);
+  r.n = gc_shfl_xor(a.n, mask);
+  r.mean = gc_shfl_xor(a.mean, mask);
+  r.m2 = gc_shfl_xor(a.m2, mask);
   return r;
 }
 struct ReduceMoments {

@@ -47,151 +47,80 @@ static_assert(LM * LN == 32, "a warp's lanes must cover its tile exactly");
 static_assert(BK % 4 == 0, "BK must be a multiple of 4");
 static_assert(GC_DTYPE == GC_F32 || !(VEC_A || VEC_B || VEC_C), "16-byte accesses are for f32 storage");
 
-constexpr int A_VEC_LOADS = BM * BK / 4 / THREADS;
-constexpr int B_VEC_LOADS = BN * BK / 4 / THREADS;
-constexpr int A_LOADS = BM * BK / THREADS;
-constexpr int B_LOADS = BN * BK / THREADS;
-static_assert(A_VEC_LOADS * 4 * THREADS == BM * BK && B_VEC_LOADS * 4 * THREADS == BN * BK,
-              "each thread loads whole 16-byte pieces of both tiles");
+// One operand's slice, BK deep and BX wide (BX = BM for A, BN for B), staged k-major in shared
+// memory (S[k][x], row stride BX + 4) whatever its layout in global memory: K_CONTIG when k is
+// the contiguous index there (A as stored, Bᵀ), else x is (Aᵀ, B as stored). A thread loads its
+// share into registers (zeros outside the matrix) while the previous slice is multiplied, then
+// stores it; with VEC the global reads are 16 bytes and so are the x-contiguous shared stores.
+template <int BX, bool K_CONTIG, bool VEC> struct SliceLoader {
+  static constexpr int STRIDE = BX + 4;
+  static constexpr int VEC_LOADS = BX * BK / 4 / THREADS;
+  static constexpr int LOADS = BX * BK / THREADS;
+  static constexpr int REGS = VEC ? VEC_LOADS * 4 : LOADS;
+  static_assert(VEC_LOADS * 4 * THREADS == BX * BK, "each thread loads whole 16-byte pieces of the slice");
 
-constexpr int A_STAGE = VEC_A ? A_VEC_LOADS * 4 : A_LOADS;
-constexpr int B_STAGE = VEC_B ? B_VEC_LOADS * 4 : B_LOADS;
-
-// Loads this thread's share of the A slice at (m0, k0) into registers (zeros outside the matrix).
-__device__ __forceinline__ void load_a(float (&r)[A_STAGE], const T* __restrict__ a, int m, int k, int m0, int k0) {
-  const int tid = threadIdx.x;
-  if (VEC_A) {
+  // Global matrix: x_extent × k (K_CONTIG) or k × x_extent, slice origin (x0, k0).
+  static __device__ __forceinline__ void load(float (&r)[REGS], const T* __restrict__ src, int x_extent, int k, int x0, int k0) {
+    const int tid = threadIdx.x;
+    if (VEC) {
 #pragma unroll
-    for (int i = 0; i < A_VEC_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      int gm, gk;
-      if (!TRANS_A) {
-        gm = m0 + f / (BK / 4);
-        gk = k0 + (f % (BK / 4)) * 4;
-      } else {
-        gk = k0 + f / (BM / 4);
-        gm = m0 + (f % (BM / 4)) * 4;
+      for (int i = 0; i < VEC_LOADS; i++) {
+        const int f = tid + i * THREADS;
+        const int gx = x0 + (K_CONTIG ? f / (BK / 4) : (f % (BX / 4)) * 4);
+        const int gk = k0 + (K_CONTIG ? (f % (BK / 4)) * 4 : f / (BX / 4));
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (gx < x_extent && gk < k) {
+          v = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(src) + (K_CONTIG ? (idx_t)gx * k + gk : (idx_t)gk * x_extent + gx));
+        }
+        r[i * 4 + 0] = v.x;
+        r[i * 4 + 1] = v.y;
+        r[i * 4 + 2] = v.z;
+        r[i * 4 + 3] = v.w;
       }
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (gm < m && gk < k) v = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(a) + (TRANS_A ? (idx_t)gk * m + gm : (idx_t)gm * k + gk));
-      r[i * 4 + 0] = v.x;
-      r[i * 4 + 1] = v.y;
-      r[i * 4 + 2] = v.z;
-      r[i * 4 + 3] = v.w;
-    }
-  } else {
+    } else {
 #pragma unroll
-    for (int i = 0; i < A_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      int gm, gk;
-      if (!TRANS_A) {
-        gm = m0 + f / BK;
-        gk = k0 + f % BK;
-      } else {
-        gk = k0 + f / BM;
-        gm = m0 + f % BM;
-      }
-      r[i] = (gm < m && gk < k) ? to_float(a[TRANS_A ? (idx_t)gk * m + gm : (idx_t)gm * k + gk]) : 0.f;
-    }
-  }
-}
-
-// Stores the registers of load_a into As[k][m].
-__device__ __forceinline__ void store_a(float* as, const float (&r)[A_STAGE]) {
-  const int tid = threadIdx.x;
-  if (VEC_A) {
-#pragma unroll
-    for (int i = 0; i < A_VEC_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      if (!TRANS_A) {
-        const int row = f / (BK / 4), kq = (f % (BK / 4)) * 4;
-#pragma unroll
-        for (int j = 0; j < 4; j++) as[(kq + j) * SA + row] = r[i * 4 + j];
-      } else {
-        const int kk = f / (BM / 4), mq = (f % (BM / 4)) * 4;
-        *reinterpret_cast<float4*>(as + kk * SA + mq) = make_float4(r[i * 4], r[i * 4 + 1], r[i * 4 + 2], r[i * 4 + 3]);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < A_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      if (!TRANS_A) {
-        as[(f % BK) * SA + f / BK] = r[i];
-      } else {
-        as[(f / BM) * SA + f % BM] = r[i];
+      for (int i = 0; i < LOADS; i++) {
+        const int f = tid + i * THREADS;
+        const int gx = x0 + (K_CONTIG ? f / BK : f % BX);
+        const int gk = k0 + (K_CONTIG ? f % BK : f / BX);
+        r[i] = (gx < x_extent && gk < k) ? to_float(src[K_CONTIG ? (idx_t)gx * k + gk : (idx_t)gk * x_extent + gx]) : 0.f;
       }
     }
   }
-}
 
-// Loads this thread's share of the B slice at (k0, n0) into registers.
-__device__ __forceinline__ void load_b(float (&r)[B_STAGE], const T* __restrict__ b, int n, int k, int n0, int k0) {
-  const int tid = threadIdx.x;
-  if (VEC_B) {
+  // The registers of `load` into S[k][x].
+  static __device__ __forceinline__ void store(float* dst, const float (&r)[REGS]) {
+    const int tid = threadIdx.x;
+    if (VEC) {
 #pragma unroll
-    for (int i = 0; i < B_VEC_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      int gn, gk;
-      if (!TRANS_B) {
-        gk = k0 + f / (BN / 4);
-        gn = n0 + (f % (BN / 4)) * 4;
-      } else {
-        gn = n0 + f / (BK / 4);
-        gk = k0 + (f % (BK / 4)) * 4;
+      for (int i = 0; i < VEC_LOADS; i++) {
+        const int f = tid + i * THREADS;
+        if (K_CONTIG) {
+          const int x = f / (BK / 4), kq = (f % (BK / 4)) * 4;
+#pragma unroll
+          for (int j = 0; j < 4; j++) dst[(kq + j) * STRIDE + x] = r[i * 4 + j];
+        } else {
+          const int kk = f / (BX / 4), xq = (f % (BX / 4)) * 4;
+          *reinterpret_cast<float4*>(dst + kk * STRIDE + xq) = make_float4(r[i * 4], r[i * 4 + 1], r[i * 4 + 2], r[i * 4 + 3]);
+        }
       }
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (gn < n && gk < k) v = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(b) + (TRANS_B ? (idx_t)gn * k + gk : (idx_t)gk * n + gn));
-      r[i * 4 + 0] = v.x;
-      r[i * 4 + 1] = v.y;
-      r[i * 4 + 2] = v.z;
-      r[i * 4 + 3] = v.w;
-    }
-  } else {
+    } else {
 #pragma unroll
-    for (int i = 0; i < B_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      int gn, gk;
-      if (!TRANS_B) {
-        gk = k0 + f / BN;
-        gn = n0 + f % BN;
-      } else {
-        gn = n0 + f / BK;
-        gk = k0 + f % BK;
-      }
-      r[i] = (gn < n && gk < k) ? to_float(b[TRANS_B ? (idx_t)gn * k + gk : (idx_t)gk * n + gn]) : 0.f;
-    }
-  }
-}
-
-// Stores the registers of load_b into Bs[k][n].
-__device__ __forceinline__ void store_b(float* bs, const float (&r)[B_STAGE]) {
-  const int tid = threadIdx.x;
-  if (VEC_B) {
-#pragma unroll
-    for (int i = 0; i < B_VEC_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      if (!TRANS_B) {
-        const int kk = f / (BN / 4), nq = (f % (BN / 4)) * 4;
-        *reinterpret_cast<float4*>(bs + kk * SB + nq) = make_float4(r[i * 4], r[i * 4 + 1], r[i * 4 + 2], r[i * 4 + 3]);
-      } else {
-        const int col = f / (BK / 4), kq = (f % (BK / 4)) * 4;
-#pragma unroll
-        for (int j = 0; j < 4; j++) bs[(kq + j) * SB + col] = r[i * 4 + j];
-      }
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < B_LOADS; i++) {
-      const int f = tid + i * THREADS;
-      if (!TRANS_B) {
-        bs[(f / BN) * SB + f % BN] = r[i];
-      } else {
-        bs[(f % BK) * SB + f / BK] = r[i];
+      for (int i = 0; i < LOADS; i++) {
+        const int f = tid + i * THREADS;
+        if (K_CONTIG) {
+          dst[(f % BK) * STRIDE + f / BK] = r[i];
+        } else {
+          dst[(f / BX) * STRIDE + f % BX] = r[i];
+        }
       }
     }
   }
-}
+};
+
+typedef SliceLoader<BM, !TRANS_A, VEC_A> LoaderA;  // A is m × k as stored, k × m transposed
+typedef SliceLoader<BN, TRANS_B, VEC_B> LoaderB;   // B is k × n as stored, n × k transposed
+static_assert(LoaderA::STRIDE == SA && LoaderB::STRIDE == SB, "the inner loop reads the loaders' layout");
 
 }  // namespace
 
@@ -219,20 +148,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, GC_MIN_BLOCKS) matmul_f32(
 #pragma unroll
     for (int j = 0; j < TN; j++) acc[i][j] = 0.f;
 
-  float ra[A_STAGE], rb[B_STAGE];
+  float ra[LoaderA::REGS], rb[LoaderB::REGS];
   const int k_tiles = (k + BK - 1) / BK;
-  load_a(ra, a, m, k, tile.m0, 0);
-  load_b(rb, b, n, k, tile.n0, 0);
-  store_a(as[0], ra);
-  store_b(bs[0], rb);
+  LoaderA::load(ra, a, m, k, tile.m0, 0);
+  LoaderB::load(rb, b, n, k, tile.n0, 0);
+  LoaderA::store(as[0], ra);
+  LoaderB::store(bs[0], rb);
   __syncthreads();
 
   for (int kt = 0; kt < k_tiles; kt++) {
     const int cur = kt & 1;
     const bool more = kt + 1 < k_tiles;
     if (more) {
-      load_a(ra, a, m, k, tile.m0, (kt + 1) * BK);
-      load_b(rb, b, n, k, tile.n0, (kt + 1) * BK);
+      LoaderA::load(ra, a, m, k, tile.m0, (kt + 1) * BK);
+      LoaderB::load(rb, b, n, k, tile.n0, (kt + 1) * BK);
     }
     const float* at = as[cur];
     const float* bt = bs[cur];
@@ -261,8 +190,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, GC_MIN_BLOCKS) matmul_f32(
         for (int j = 0; j < TN; j++) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
     }
     if (more) {
-      store_a(as[cur ^ 1], ra);
-      store_b(bs[cur ^ 1], rb);
+      LoaderA::store(as[cur ^ 1], ra);
+      LoaderB::store(bs[cur ^ 1], rb);
     }
     __syncthreads();
   }

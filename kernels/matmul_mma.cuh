@@ -1,23 +1,9 @@
-// Inline-PTX wrappers for the sm_80+ tensor-core and async-copy instructions the matmul
-// kernels use: cp.async (global → shared, 16 bytes, zero-filled when out of bounds),
-// ldmatrix (shared → mma fragments, optionally transposed) and mma.sync (f16, bf16, tf32
-// inputs with f32 accumulation). No CUDA header is needed, so NVRTC 11.8 compiles them.
+// Inline-PTX wrappers for the sm_80+ tensor-core instructions the matmul kernels use, beside
+// cp.async (cp_async.cuh): ldmatrix (shared → mma fragments, optionally transposed) and
+// mma.sync (f16, bf16, tf32 inputs with f32 accumulation). No CUDA header is needed, so NVRTC 11.8 compiles them.
 #pragma once
 
-__device__ __forceinline__ unsigned gc_smem_addr(const void* p) {
-  unsigned a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-
-// Copies 16 bytes, or writes 16 zero bytes when !valid (src is then not read).
-__device__ __forceinline__ void gc_cp_async16(void* smem, const void* gmem, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gc_smem_addr(smem)), "l"(gmem), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void gc_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int N> __device__ __forceinline__ void gc_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+#include "cp_async.cuh"
 
 // Four 8x8 b16 matrices; lane l gives the row address of matrix l/8, row l%8.
 __device__ __forceinline__ void gc_ldmatrix_x4(unsigned (&r)[4], const void* smem) {

@@ -17,7 +17,6 @@
 //   GC_TRANS_A GC_TRANS_B       0/1: op(A) = Aᵀ (A stored k × m), op(B) = Bᵀ (B stored n × k)
 //   GC_ALIGN_A GC_ALIGN_B       0/1: the contiguous extent is a multiple of 16 bytes and the base is
 //                               16-byte aligned, so tiles load with cp.async; else element by element
-//   GC_VEC_C                    0/1: out/C/bias pairs may be accessed as one 4- or 8-byte word
 // Dynamic shared memory: GC_STAGES · (A stage + B stage) bytes (the host computes the same figure).
 #include "matmul_epilogue.cuh"
 #include "matmul_mma.cuh"
@@ -46,7 +45,7 @@ constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
 constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles per warp
 constexpr bool A_KMAJOR = !GC_TRANS_A;    // A's k index is contiguous in memory
 constexpr bool B_KMAJOR = GC_TRANS_B;     // B's k index is contiguous in memory
-constexpr bool ALIGN_A = GC_ALIGN_A, ALIGN_B = GC_ALIGN_B, VEC_C = GC_VEC_C;
+constexpr bool ALIGN_A = GC_ALIGN_A, ALIGN_B = GC_ALIGN_B;
 
 constexpr int CHUNK = 16 / sizeof(T);  // elements per 16-byte copy
 // Row padding: 16 bytes for k-contiguous rows, 32 bytes for m/n-contiguous rows of tf32 (read
@@ -61,6 +60,13 @@ constexpr int B_STAGE = B_KMAJOR ? BN * LDB : BK * LDB;
 static_assert(BM % (WARPS_M * 16) == 0 && BN % (WARPS_N * 16) == 0, "warp tiles are multiples of 16");
 static_assert(BK % MMA_K == 0 && BK % CHUNK == 0, "BK must hold whole mma steps and 16-byte chunks");
 static_assert(STAGES >= 2, "at least double buffering");
+// Epilogue: once the ring has drained, each warp passes its accumulators through its own
+// 16 × WN f32 buffer in the ring's memory, one 16-row slice at a time, so the epilogue is a short
+// loop (not MI·NI unrolled copies, whose instruction fetches stalled the kernel) and its global
+// accesses are whole warp-tile rows. Row stride WN + 8 floats: conflict-free float2 writes.
+constexpr int EPI_STRIDE = WN + 8;
+constexpr int EPI_FLOATS = 16 * EPI_STRIDE;
+static_assert(WARPS_M * WARPS_N * EPI_FLOATS * 4 <= STAGES * (A_STAGE + B_STAGE) * (int)sizeof(T), "epilogue buffers fit in the ring");
 constexpr int A_CHUNKS = BM * BK / CHUNK, B_CHUNKS = BN * BK / CHUNK;
 static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "each thread copies whole chunks");
 
@@ -180,32 +186,6 @@ __device__ __forceinline__ void mma_step(float (&acc)[MI][NI][4], const T* sa, c
     }
 }
 
-// Two adjacent output elements (row, col) and (row, col + 1) from one accumulator pair.
-__device__ __forceinline__ void store_pair(const Epilogue<T>& ep, int m, int n, int row, int col, float v0, float v1) {
-  if (row >= m) return;
-  if (VEC_C && col + 1 < n) {
-    float x0 = ep.alpha * v0, x1 = ep.alpha * v1;
-    const idx_t at = (idx_t)row * n + col;
-    if (ep.c) {
-      x0 += ep.beta * to_float(ep.c[at]);
-      x1 += ep.beta * to_float(ep.c[at + 1]);
-    }
-    if (ep.bias) {
-      x0 += to_float(ep.bias[col]);
-      x1 += to_float(ep.bias[col + 1]);
-    }
-    struct __align__(2 * sizeof(T)) Pair {
-      T x, y;
-    } p;
-    p.x = from_float<T>(gc_activate(x0, ep.act));
-    p.y = from_float<T>(gc_activate(x1, ep.act));
-    *reinterpret_cast<Pair*>(ep.out + at) = p;
-  } else {
-    if (col < n) ep.out[(idx_t)row * n + col] = gc_epilogue_value(ep, v0, ep.c, n, row, col);
-    if (col + 1 < n) ep.out[(idx_t)row * n + col + 1] = gc_epilogue_value(ep, v1, ep.c, n, row, col + 1);
-  }
-}
-
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -252,6 +232,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int kb = 0; kb < BK; kb += MMA_K) mma_step(acc, st, st + A_STAGE, wm0, wn0, kb);
   }
   gc_cp_async_wait<0>();
+  __syncthreads();  // every warp is done with the ring before it holds epilogue buffers
 
   Epilogue<T> ep;
   ep.out = out + z * (long long)m * n;
@@ -261,13 +242,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   ep.beta = beta;
   ep.act = act;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  float* const epi = reinterpret_cast<float*>(smem_raw) + warp * EPI_FLOATS;
 #pragma unroll
-  for (int mi = 0; mi < MI; mi++)
+  for (int mi = 0; mi < MI; mi++) {
 #pragma unroll
     for (int ni = 0; ni < NI; ni++) {
-      const int row = tile.m0 + wm0 + mi * 16 + g;
-      const int col = tile.n0 + wn0 + ni * 8 + 2 * t;
-      store_pair(ep, m, n, row, col, acc[mi][ni][0], acc[mi][ni][1]);
-      store_pair(ep, m, n, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+      *reinterpret_cast<float2*>(epi + g * EPI_STRIDE + ni * 8 + 2 * t) = make_float2(acc[mi][ni][0], acc[mi][ni][1]);
+      *reinterpret_cast<float2*>(epi + (g + 8) * EPI_STRIDE + ni * 8 + 2 * t) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
     }
+    __syncwarp();
+    const int row0 = tile.m0 + wm0 + mi * 16;
+#pragma unroll 1
+    for (int e = lane; e < 16 * WN; e += 32) {
+      const int r = e / WN, cl = e % WN;
+      const int row = row0 + r, col = tile.n0 + wn0 + cl;
+      if (row < m && col < n) ep.out[(idx_t)row * n + col] = gc_epilogue_value(ep, epi[r * EPI_STRIDE + cl], ep.c, n, row, col);
+    }
+    __syncwarp();  // the buffer is rewritten by the next slice
+  }
 }

@@ -1,6 +1,7 @@
-// Tile scheduling shared by the matmul kernels: blockIdx.x walks the output tiles in
-// groups of GC_GROUP_M tile rows (column-major inside a group), so blocks that run at the
-// same time share A rows and B columns in L2; blockIdx.z is the batch entry.
+// Tile scheduling shared by the matmul kernels: tile ids walk the output tiles in groups of
+// GC_GROUP_M tile rows (column-major inside a group), so blocks that run at the same time
+// share A rows and B columns in L2. One-tile-per-block kernels use blockIdx.x as the id and
+// blockIdx.z as the batch entry; the persistent Hopper kernel walks ids itself.
 #pragma once
 
 #ifndef GC_GROUP_M
@@ -12,10 +13,10 @@ struct TileCoord {
   int n0;  // first output column of the tile
 };
 
-__device__ __forceinline__ TileCoord gc_tile_coord(int m, int n, int bm, int bn) {
+// Tile `pid` of an m × n output cut into bm × bn tiles.
+__device__ __forceinline__ TileCoord gc_tile_coord_at(int pid, int m, int n, int bm, int bn) {
   const int tiles_m = (m + bm - 1) / bm;
   const int tiles_n = (n + bn - 1) / bn;
-  const int pid = blockIdx.x;
   const int per_group = GC_GROUP_M * tiles_n;
   const int group = pid / per_group;
   const int first_m = group * GC_GROUP_M;
@@ -26,3 +27,5 @@ __device__ __forceinline__ TileCoord gc_tile_coord(int m, int n, int bm, int bn)
   t.n0 = (in_group / group_m) * bn;
   return t;
 }
+
+__device__ __forceinline__ TileCoord gc_tile_coord(int m, int n, int bm, int bn) { return gc_tile_coord_at(blockIdx.x, m, n, bm, bn); }

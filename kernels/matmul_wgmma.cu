@@ -1,13 +1,23 @@
 // Hopper GEMM (sm_90a): TMA loads into a GC_STAGES-deep ring of 128-byte-swizzled shared-memory
-// stages, wgmma.mma_async from shared-memory descriptors, and warp specialisation:
-// out = act(alpha·op(A)·op(B) + beta·C + bias).
+// stages, wgmma.mma_async from shared-memory descriptors, warp specialisation and a persistent
+// tile loop: out = act(alpha·op(A)·op(B) + beta·C + bias).
 //
 // 384 threads: warpgroup 0 is the producer (one thread issues the TMA copies of each stage once
 // the consumers released it), warpgroups 1 and 2 are consumers, each multiplying 64 rows of
 // the 128 × GC_BN block tile; register budgets move from the producer to the consumers with
 // setmaxnreg. Each stage has a "full" mbarrier (TMA transaction bytes) and an "empty" one
-// (one arrival per consumer warp); consumers keep one wgmma group in flight and release a
-// stage as soon as the group that read it has completed.
+// (one arrival per consumer warp of every CTA that reads it); consumers keep one wgmma group
+// in flight and release a stage as soon as the group that read it has completed.
+//
+// Persistent: the grid holds as many blocks as fit on the device at once, and each walks tile
+// ids (all batch entries of the launch, in the grouped order of matmul_tile.cuh) with a stride
+// of the grid. The ring runs on across tiles, so the producer fills the stages of the next
+// tile while the consumers run the epilogue of this one.
+//
+// Clusters (GC_CLUSTER = 2): the two CTAs of a cluster take vertically adjacent tiles (same
+// columns), so they need the same B tile: each loads half of it and multicasts that half into
+// both CTAs' stages. A stage is then free only once the consumers of both CTAs released it, so
+// consumer warps arrive on the empty barriers of both.
 //
 // Layouts: a stage holds BK = 128 bytes of k for every row. A K-major operand (A as stored,
 // Bᵀ as stored for op(B) = Bᵀ) is one TMA box of rows × 128 B; an M/N-major one (Aᵀ, or B
@@ -20,11 +30,14 @@
 //   GC_WG_TYPE             GC_F16, GC_BF16 or GC_F32 (tf32 tensor cores)
 //   GC_BN                  128 or 256 (block tile N)
 //   GC_STAGES              shared-memory ring depth
+//   GC_CLUSTER             1 or 2 CTAs per cluster (2: B tiles multicast)
 //   GC_TRANS_A GC_TRANS_B  0/1 as op(A) = Aᵀ / op(B) = Bᵀ; for tf32 TRANS_A = 0 and TRANS_B = 1
-//   GC_VEC_C               0/1: out/C/bias pairs may be accessed as one word
-// Parameters: two CUtensorMap (by value, __grid_constant__), then as the other matmul kernels
-// minus A/B pointers and strides, plus the batch flags of A and B (0: one matrix for all).
-// Dynamic shared memory: 1024 (alignment) + GC_STAGES · (BM + GC_BN) · 128 + 16 · GC_STAGES bytes.
+// Parameters: two CUtensorMap (by value, __grid_constant__), then out, c, bias, m, n, k, the
+// batch entries of this launch, the batch flags of A and B (0: one matrix for all), C's batch
+// stride, alpha, beta, activation. The B map's box is the B tile divided among the cluster.
+// Grid: a multiple of GC_CLUSTER blocks (any number works; the device's capacity is fastest).
+// Dynamic shared memory: 1024 (alignment) + GC_STAGES · (BM + GC_BN) · 128 + 2 · 64 · 40 · 4 (epilogue
+// buffers) + 16 · GC_STAGES bytes.
 #include "matmul_epilogue.cuh"
 #include "matmul_tile.cuh"
 #include "matmul_wgmma_ops.cuh"
@@ -42,17 +55,27 @@ typedef float T;
 #endif
 constexpr bool TF32 = GC_WG_TYPE == GC_F32;
 
-constexpr int BM = 128, BN = GC_BN, STAGES = GC_STAGES;
+constexpr int BM = 128, BN = GC_BN, STAGES = GC_STAGES, CLUSTER = GC_CLUSTER;
 constexpr int ROW_BYTES = 128;                       // one swizzle atom row
 constexpr int BK = ROW_BYTES / (int)sizeof(T);        // k per stage: 64 (16-bit) or 32 (tf32)
 constexpr int KSTEP = TF32 ? 8 : 16;                  // k per wgmma
 constexpr bool A_KMAJOR = !GC_TRANS_A, B_KMAJOR = GC_TRANS_B;
-constexpr bool VEC_C = GC_VEC_C;
 constexpr int A_BYTES = BM * ROW_BYTES, B_BYTES = BN * ROW_BYTES;
 constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
 constexpr int MN_BLOCK_BYTES = BK * ROW_BYTES;  // one 64-wide M/N block of BK rows
 constexpr int THREADS = 384;
 constexpr int ACC = BN / 2;  // accumulators per consumer thread (64·BN/128)
+constexpr int CONSUMER_WARPS = 8;
+// Epilogue: each consumer warpgroup passes its 64 × BN accumulators through a 64 × EPI_COLS f32
+// buffer, so the epilogue is a short loop (not BN/4 unrolled copies of it, whose instruction
+// fetches stalled the tensor cores) and its global accesses are whole rows of EPI_COLS.
+constexpr int EPI_COLS = 32;
+constexpr int EPI_STRIDE = EPI_COLS + 8;  // floats: the float2 writes of a half-warp hit 32 distinct banks
+constexpr int EPI_BYTES = 64 * EPI_STRIDE * 4;
+constexpr int B_PART = BN / CLUSTER;  // B rows (K-major) or columns (N-major) each CTA of a cluster loads
+
+static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs");
+static_assert(B_KMAJOR || B_PART % 64 == 0, "an N-major B part is whole 64-wide blocks");
 
 static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
 static_assert(!TF32 || (A_KMAJOR && B_KMAJOR), "tf32 wgmma reads K-major operands only");
@@ -79,6 +102,33 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+// Arrival on the barrier at the same shared-memory offset in CTA `rank` of the cluster. Default
+// (CTA-scope) release semantics: a cluster-scope release costs a GPU-wide memory barrier per
+// arrival, and the only accesses it would order are the wgmma reads of the stage, which have
+// completed (wgmma.wait_group) before the arrival.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster (a plain CTA barrier without clusters).
+__device__ __forceinline__ void cluster_sync() {
+  if (CLUSTER > 1) {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+}
+
 // Waits until the phase of parity `parity` has completed (a fresh barrier counts its
 // phase "before 0", parity 1, as complete).
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
@@ -96,6 +146,15 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const TensorMap* map, 
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+// The same copy into the same shared-memory offset of every CTA in `mask` (signalling each one's barrier).
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const TensorMap* map, unsigned bar, int c0, int c1, int c2,
+                                                      unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
       : "memory");
 }
 
@@ -137,118 +196,173 @@ __device__ __forceinline__ void wgmma(float (&acc)[ACC], unsigned long long da, 
 #endif
 }
 
-// Two adjacent output elements (row, col), (row, col + 1).
-__device__ __forceinline__ void store_pair(const Epilogue<T>& ep, int m, int n, int row, int col, float v0, float v1) {
-  if (row >= m) return;
-  if (VEC_C && col + 1 < n) {
-    float x0 = ep.alpha * v0, x1 = ep.alpha * v1;
-    const idx_t at = (idx_t)row * n + col;
-    if (ep.c) {
-      x0 += ep.beta * to_float(ep.c[at]);
-      x1 += ep.beta * to_float(ep.c[at + 1]);
-    }
-    if (ep.bias) {
-      x0 += to_float(ep.bias[col]);
-      x1 += to_float(ep.bias[col + 1]);
-    }
-    struct __align__(2 * sizeof(T)) Pair {
-      T x, y;
-    } p;
-    p.x = from_float<T>(gc_activate(x0, ep.act));
-    p.y = from_float<T>(gc_activate(x1, ep.act));
-    *reinterpret_cast<Pair*>(ep.out + at) = p;
-  } else {
-    if (col < n) ep.out[(idx_t)row * n + col] = gc_epilogue_value(ep, v0, ep.c, n, row, col);
-    if (col + 1 < n) ep.out[(idx_t)row * n + col + 1] = gc_epilogue_value(ep, v1, ep.c, n, row, col + 1);
-  }
+// Synchronises the 128 threads of one consumer warpgroup (named barrier 1 or 2; 0 is __syncthreads).
+__device__ __forceinline__ void warpgroup_sync(int consumer) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+}
+
+// The block tile of tile id `t` for CTA `rank` of its cluster, and its batch entry.
+struct WorkTile {
+  TileCoord at;
+  int z;
+};
+
+__device__ __forceinline__ WorkTile work_tile(int t, int tiles_per_entry, int m, int n, unsigned rank) {
+  WorkTile w;
+  w.z = t / tiles_per_entry;
+  w.at = gc_tile_coord_at(t - w.z * tiles_per_entry, m, n, BM * CLUSTER, BN);
+  w.at.m0 += rank * BM;
+  return w;
 }
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+#if GC_CLUSTER > 1
+#define GC_CLUSTER_DIMS __cluster_dims__(GC_CLUSTER, 1, 1)
+#else
+#define GC_CLUSTER_DIMS
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
     matmul_wgmma(const __grid_constant__ TensorMap tm_a, const __grid_constant__ TensorMap tm_b, T* __restrict__ out,
-                 const T* __restrict__ c, const T* __restrict__ bias, int m, int n, int k, int a_batched, int b_batched,
-                 long long c_batch_stride, float alpha, float beta, int act) {
+                 const T* __restrict__ c, const T* __restrict__ bias, int m, int n, int k, int batch, int a_batched,
+                 int b_batched, long long c_batch_stride, float alpha, float beta, int act) {
   extern __shared__ unsigned char smem_raw[];
-  // TMA's 128-byte swizzle repeats every 1024 bytes: stages start on such a boundary.
+  // TMA's 128-byte swizzle repeats every 1024 bytes: stages start on such a boundary. The
+  // offset is the same in every CTA, as multicast copies need.
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const unsigned bars = base + STAGES * STAGE_BYTES;  // full[STAGES], then empty[STAGES]
+  // Ring stages, then each consumer's epilogue buffer, then full[STAGES] and empty[STAGES].
+  const unsigned bars = base + STAGES * STAGE_BYTES + 2 * EPI_BYTES;
   const int warpgroup = threadIdx.x / 128;
-  const TileCoord tile = gc_tile_coord(m, n, BM, BN);
-  const int z = blockIdx.z;
+  const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+  const int tiles_per_entry = ((m + BM * CLUSTER - 1) / (BM * CLUSTER)) * ((n + BN - 1) / BN);
+  const int tiles = tiles_per_entry * batch;
+  const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
   const int k_tiles = (k + BK - 1) / BK;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) {
       mbar_init(bars + 8 * s, 1);
-      mbar_init(bars + 8 * (STAGES + s), 8);  // one arrival per consumer warp
+      mbar_init(bars + 8 * (STAGES + s), CONSUMER_WARPS * CLUSTER);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  // The peer's multicast copies and arrivals may only start once its barriers exist.
+  cluster_sync();
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
-      const int za = a_batched ? z : 0, zb = b_batched ? z : 0;
-      for (int kt = 0; kt < k_tiles; kt++) {
-        const int s = kt % STAGES;
-        mbar_wait(bars + 8 * (STAGES + s), ((kt / STAGES) & 1) ^ 1);
-        const unsigned full = bars + 8 * s;
-        mbar_expect_tx(full, STAGE_BYTES);
-        const unsigned sa = base + s * STAGE_BYTES, sb = sa + A_BYTES;
-        const int k0 = kt * BK;
-        if (A_KMAJOR) {
-          tma_load_3d(sa, &tm_a, full, k0, tile.m0, za);
-        } else {
+      int it = 0;  // position in the ring, continued across tiles
+      for (int t = first; t < tiles; t += stride) {
+        const WorkTile w = work_tile(t, tiles_per_entry, m, n, rank);
+        const int za = a_batched ? w.z : 0, zb = b_batched ? w.z : 0;
+        for (int kt = 0; kt < k_tiles; kt++, it++) {
+          const int s = it % STAGES;
+          mbar_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+          const unsigned full = bars + 8 * s;
+          mbar_expect_tx(full, STAGE_BYTES);
+          const unsigned sa = base + s * STAGE_BYTES, sb = sa + A_BYTES;
+          const int k0 = kt * BK;
+          if (A_KMAJOR) {
+            tma_load_3d(sa, &tm_a, full, k0, w.at.m0, za);
+          } else {
 #pragma unroll
-          for (int j = 0; j < BM / 64; j++) tma_load_3d(sa + j * MN_BLOCK_BYTES, &tm_a, full, tile.m0 + 64 * j, k0, za);
-        }
-        if (B_KMAJOR) {
-          tma_load_3d(sb, &tm_b, full, k0, tile.n0, zb);
-        } else {
+            for (int j = 0; j < BM / 64; j++) tma_load_3d(sa + j * MN_BLOCK_BYTES, &tm_a, full, w.at.m0 + 64 * j, k0, za);
+          }
+          // This CTA's part of the B tile (all of it without a cluster).
+          const int part0 = rank * B_PART;
+          if (B_KMAJOR) {
+            const unsigned dst = sb + part0 * ROW_BYTES;
+            if (CLUSTER > 1) {
+              tma_load_3d_multicast(dst, &tm_b, full, k0, w.at.n0 + part0, zb, (1u << CLUSTER) - 1);
+            } else {
+              tma_load_3d(dst, &tm_b, full, k0, w.at.n0, zb);
+            }
+          } else {
 #pragma unroll
-          for (int j = 0; j < BN / 64; j++) tma_load_3d(sb + j * MN_BLOCK_BYTES, &tm_b, full, tile.n0 + 64 * j, k0, zb);
+            for (int j = 0; j < B_PART / 64; j++) {
+              const int col = part0 + 64 * j;
+              const unsigned dst = sb + (col / 64) * MN_BLOCK_BYTES;
+              if (CLUSTER > 1) {
+                tma_load_3d_multicast(dst, &tm_b, full, w.at.n0 + col, k0, zb, (1u << CLUSTER) - 1);
+              } else {
+                tma_load_3d(dst, &tm_b, full, w.at.n0 + col, k0, zb);
+              }
+            }
+          }
         }
       }
     }
-    return;
-  }
-
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-  const int consumer = warpgroup - 1;  // which 64 rows of the block tile
-  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
-  float acc[ACC];
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int consumer = warpgroup - 1;  // which 64 rows of the block tile
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+    float* const epi = reinterpret_cast<float*>(smem_raw + (base - smem_u32(smem_raw)) + STAGES * STAGE_BYTES + consumer * EPI_BYTES);
+    // Frees ring stage `s` in every CTA whose producer may write it.
+    auto release = [&](int s) {
+      if (lane == 0) {
+        const unsigned empty = bars + 8 * (STAGES + s);
+        if (CLUSTER > 1) {
 #pragma unroll
-  for (int i = 0; i < ACC; i++) acc[i] = 0.f;
-
-  for (int kt = 0; kt < k_tiles; kt++) {
-    const int s = kt % STAGES;
-    mbar_wait(bars + 8 * s, (kt / STAGES) & 1);
-    const unsigned sa = base + s * STAGE_BYTES + consumer * (A_KMAJOR ? 64 * ROW_BYTES : MN_BLOCK_BYTES);
-    const unsigned sb = base + s * STAGE_BYTES + A_BYTES;
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+          for (int r = 0; r < CLUSTER; r++) mbar_arrive_cluster(empty, r);
+        } else {
+          mbar_arrive(empty);
+        }
+      }
+    };
+    float acc[ACC];
+    int it = 0;
+    for (int t = first; t < tiles; t += stride) {
+      const WorkTile w = work_tile(t, tiles_per_entry, m, n, rank);
 #pragma unroll
-    for (int kk = 0; kk < BK / KSTEP; kk++) wgmma(acc, operand_desc<A_KMAJOR>(sa, kk), operand_desc<B_KMAJOR>(sb, kk));
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    // The group of the previous stage has completed once at most this one is pending.
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    if (kt > 0 && lane == 0) mbar_arrive(bars + 8 * (STAGES + (kt - 1) % STAGES));
-  }
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-
-  Epilogue<T> ep;
-  ep.out = out + (long long)z * m * n;
-  ep.c = c ? c + z * c_batch_stride : nullptr;
-  ep.bias = bias;
-  ep.alpha = alpha;
-  ep.beta = beta;
-  ep.act = act;
-  const int row = tile.m0 + consumer * 64 + warp * 16 + lane / 4;
+      for (int i = 0; i < ACC; i++) acc[i] = 0.f;
+      for (int kt = 0; kt < k_tiles; kt++, it++) {
+        const int s = it % STAGES;
+        mbar_wait(bars + 8 * s, (it / STAGES) & 1);
+        const unsigned sa = base + s * STAGE_BYTES + consumer * (A_KMAJOR ? 64 * ROW_BYTES : MN_BLOCK_BYTES);
+        const unsigned sb = base + s * STAGE_BYTES + A_BYTES;
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-  for (int j = 0; j < BN / 8; j++) {
-    const int col = tile.n0 + j * 8 + (lane % 4) * 2;
-    store_pair(ep, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
-    store_pair(ep, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
+        for (int kk = 0; kk < BK / KSTEP; kk++) wgmma(acc, operand_desc<A_KMAJOR>(sa, kk), operand_desc<B_KMAJOR>(sb, kk));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // The group of the previous stage has completed once at most this one is pending.
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        if (kt > 0) release((it - 1) % STAGES);
+      }
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      release((it - 1) % STAGES);
+
+      Epilogue<T> ep;
+      ep.out = out + (long long)w.z * m * n;
+      ep.c = c ? c + w.z * c_batch_stride : nullptr;
+      ep.bias = bias;
+      ep.alpha = alpha;
+      ep.beta = beta;
+      ep.act = act;
+      // Accumulator (row r0 or r0 + 8, column 8j + 2(lane % 4) + {0, 1}) of the warpgroup's 64 rows.
+      const int r0 = warp * 16 + lane / 4;
+      const int tid = threadIdx.x % 128;
+      const int row0 = w.at.m0 + consumer * 64;
+#pragma unroll
+      for (int pass = 0; pass < BN / EPI_COLS; pass++) {
+#pragma unroll
+        for (int jj = 0; jj < EPI_COLS / 8; jj++) {
+          const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + (lane % 4) * 2;
+          *reinterpret_cast<float2*>(epi + r0 * EPI_STRIDE + col) = make_float2(acc[4 * j], acc[4 * j + 1]);
+          *reinterpret_cast<float2*>(epi + (r0 + 8) * EPI_STRIDE + col) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+        }
+        warpgroup_sync(consumer);
+        const int col = tid % EPI_COLS, gcol = w.at.n0 + pass * EPI_COLS + col;
+#pragma unroll 1
+        for (int r = tid / EPI_COLS; r < 64; r += 128 / EPI_COLS) {
+          const int grow = row0 + r;
+          if (grow < m && gcol < n) ep.out[(idx_t)grow * n + gcol] = gc_epilogue_value(ep, epi[r * EPI_STRIDE + col], ep.c, n, grow, gcol);
+        }
+        warpgroup_sync(consumer);  // the buffer is rewritten by the next pass
+      }
+    }
   }
+  // A CTA leaves only after its peer: the peer may still arrive on this CTA's barriers.
+  if (CLUSTER > 1) cluster_sync();
 }

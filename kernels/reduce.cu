@@ -18,18 +18,18 @@ typedef decltype(finish(Op::identity(), 1.0f)) Out;
 
 __device__ __forceinline__ Acc element(const T* p, idx_t index) { return Op::make(widen(*p), index); }
 
-// ---- contiguous axis (inner = 1), one warp per row; blocks of 4 warps ----
+// ---- contiguous axis (inner = 1), one warp per row; blocks of 128 threads (4 warps of 32) ----
 extern "C" __global__ void __launch_bounds__(128) reduce_rows_warp(const T* __restrict__ x, Out* __restrict__ out,
                                                                   idx_t rows, idx_t len, float divisor) {
-  const idx_t row = (idx_t)blockIdx.x * 4 + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
+  const idx_t row = (idx_t)blockIdx.x * (blockDim.x / GC_WARP_SIZE) + gc_warp();
+  const int lane = gc_lane();
   if (row >= rows) return;
   const T* xr = x + row * len;
   Acc a0 = Op::identity(), a1 = Op::identity();
   idx_t k = lane;
-  for (; k + 32 < len; k += 64) {
+  for (; k + GC_WARP_SIZE < len; k += 2 * GC_WARP_SIZE) {
     a0 = Op::combine(a0, element(xr + k, k));
-    a1 = Op::combine(a1, element(xr + k + 32, k + 32));
+    a1 = Op::combine(a1, element(xr + k + GC_WARP_SIZE, k + GC_WARP_SIZE));
   }
   if (k < len) a0 = Op::combine(a0, element(xr + k, k));
   const Acc r = warp_reduce<Op>(Op::combine(a0, a1));
@@ -37,16 +37,8 @@ extern "C" __global__ void __launch_bounds__(128) reduce_rows_warp(const T* __re
 }
 
 // Loads that bypass L1: partials written by other blocks of the same grid.
-__device__ __forceinline__ float load_cg(const float* p) {
-  float v;
-  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ int load_cg(const int* p) {
-  int v;
-  asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p));
-  return v;
-}
+__device__ __forceinline__ float load_cg(const float* p) { return gc_load_coherent(p); }
+__device__ __forceinline__ int load_cg(const int* p) { return gc_load_coherent(p); }
 __device__ __forceinline__ ArgAcc load_cg(const ArgAcc* p) {
   ArgAcc a;
   a.v = load_cg(&p->v);
@@ -81,11 +73,21 @@ __device__ __forceinline__ Acc block_stretch(const T* __restrict__ xr, idx_t beg
       for (int k = 0; k < W; ++k) acc[u] = Op::combine(acc[u], Op::make(widen(v[u][k]), (p + u * step) * W + k));
     }
   }
-  for (; p < end; p += step) {
-    T v[W];
-    load_pack<T, W>(xr + p * W, v);
+  if (p < end) {
+    // The last, partial round: its loads are still issued together, so a thread waits out one
+    // memory latency here, not one per remaining pack.
+    T v[GC_UNROLL][W];
 #pragma unroll
-    for (int k = 0; k < W; ++k) acc[0] = Op::combine(acc[0], Op::make(widen(v[k]), p * W + k));
+    for (int u = 0; u < GC_UNROLL; ++u) {
+      if (p + u * step < end) load_pack<T, W>(xr + (p + u * step) * W, v[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < GC_UNROLL; ++u) {
+      if (p + u * step < end) {
+#pragma unroll
+        for (int k = 0; k < W; ++k) acc[u] = Op::combine(acc[u], Op::make(widen(v[u][k]), (p + u * step) * W + k));
+      }
+    }
   }
   if (tail) {
     for (idx_t k = (len / W) * W + threadIdx.x; k < len; k += step) acc[0] = Op::combine(acc[0], element(xr + k, k));
@@ -146,11 +148,11 @@ extern "C" __global__ void reduce_partial_scalar(const T* __restrict__ x, Acc* _
 // ---- pass 2: one warp per row combines its `splits` partials in a fixed order ----
 extern "C" __global__ void __launch_bounds__(128) reduce_finish(const Acc* __restrict__ partial, Out* __restrict__ out,
                                                                idx_t rows, unsigned int splits, float divisor) {
-  const idx_t row = (idx_t)blockIdx.x * 4 + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
+  const idx_t row = (idx_t)blockIdx.x * (blockDim.x / GC_WARP_SIZE) + gc_warp();
+  const int lane = gc_lane();
   if (row >= rows) return;
   Acc acc = Op::identity();
-  for (unsigned int s = lane; s < splits; s += 32) acc = Op::combine(acc, partial[row * splits + s]);
+  for (unsigned int s = lane; s < splits; s += GC_WARP_SIZE) acc = Op::combine(acc, partial[row * splits + s]);
   acc = warp_reduce<Op>(acc);
   if (lane == 0) out[row] = finish(acc, divisor);
 }

@@ -58,12 +58,12 @@ __device__ __forceinline__ typename Op::Acc team_reduce(typename Op::Acc v, type
   }
 }
 
-// The team's row, and this thread's rank in the team. Warp teams use blocks of 4 warps.
+// The team's row, and this thread's rank in the team. Warp teams use blocks of 128 threads.
 template <bool WARP> __device__ __forceinline__ idx_t team_row() {
-  return WARP ? (idx_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5) : (idx_t)blockIdx.x;
+  return WARP ? (idx_t)blockIdx.x * (blockDim.x / GC_WARP_SIZE) + gc_warp() : (idx_t)blockIdx.x;
 }
-template <bool WARP> __device__ __forceinline__ int team_rank() { return WARP ? (int)(threadIdx.x & 31) : (int)threadIdx.x; }
-template <bool WARP> __device__ __forceinline__ int team_size() { return WARP ? 32 : (int)blockDim.x; }
+template <bool WARP> __device__ __forceinline__ int team_rank() { return WARP ? gc_lane() : (int)threadIdx.x; }
+template <bool WARP> __device__ __forceinline__ int team_size() { return WARP ? GC_WARP_SIZE : (int)blockDim.x; }
 
 // Declares the cached-row kernels of one body for every CHUNKS a host may pick:
 // NAME_{warp,block}_{vec,scalar}_<CHUNKS>. A thread keeps at most 32 elements in registers

@@ -92,3 +92,14 @@ export class OutOfMemoryError extends GpuError {
     this.deviceTotalBytes = details.deviceTotalBytes;
   }
 }
+
+/** An op has no implementation on the backend in use (its kernels rely on features that platform lacks). */
+export class UnsupportedOperationError extends GpuError {
+  readonly operation: string;
+  readonly backend: string;
+  constructor(operation: string, backend: string, reason: string) {
+    super('UNSUPPORTED_OPERATION', `${operation} is not available on the ${backend} backend: ${reason}`);
+    this.operation = operation;
+    this.backend = backend;
+  }
+}

@@ -4,9 +4,11 @@
  * - Raw and safe CUDA driver tiers (`Device`, `Stream`, `DeviceBuffer`, `Kernel`, …; the checked
  *   C API as the `cu` namespace).
  * - NVRTC (`Program`, `compileProgram`, the on-disk `KernelCache`; the checked C API as `nvrtc`).
+ * - HIP runtime and hiprtc, raw (`hipRaw`, `hiprtc`) and safe (`HipDevice`, `HipStream`, `HipProgram`, …).
  * - GpuCompute: tensors and ops on the best local backend, with a CPU fallback.
  */
 export * from './errors.js';
 export * from './driver/index.js';
 export * from './nvrtc/index.js';
+export * from './hip/index.js';
 export * from './compute/index.js';

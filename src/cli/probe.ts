@@ -15,6 +15,7 @@ import { deviceGetCount } from '../driver/raw/device.js';
 import { driverGetVersion, init } from '../driver/raw/init.js';
 import { openNvrtc } from '../nvrtc/library.js';
 import { getSupportedArchs, version as nvrtcVersion } from '../nvrtc/raw.js';
+import { hipResultDescription } from '../hip/hip-result.js';
 import { formatHipVersion, hipProbeFunctions as hip, openHipRuntime } from '../hip/runtime.js';
 
 /** Whether a shared library loaded, from where, and every candidate that did not. */
@@ -34,7 +35,7 @@ export interface CallProbe {
   code: number;
   /** Its name, e.g. `CUDA_ERROR_NO_DEVICE` or `hipErrorNoDevice`. */
   name: string;
-  /** The runtime's description; null where it has none (HIP names only). */
+  /** What the code means: the CUDA driver's description, or for HIP (whose runtime gives names only) this library's table. */
   description: string | null;
 }
 
@@ -270,7 +271,7 @@ export function probeNvrtc(): NvrtcProbe {
   return probe;
 }
 
-/** The HIP runtime and its devices. The library has no HIP backend yet, so `available` stays false. */
+/** The HIP runtime and its devices; the backend is available when the runtime sees a device. */
 export function probeHip(): { backend: HipProbe; devices: DeviceInfo[] } {
   const backend: HipProbe = {
     available: false,
@@ -310,10 +311,8 @@ function inspectHip(backend: HipProbe, devices: DeviceInfo[]): void {
   }
   backend.deviceCount = count[0]!;
   for (let ordinal = 0; ordinal < backend.deviceCount; ordinal++) devices.push(describeHipDevice(ordinal, backend.driverVersion));
-  backend.reason =
-    backend.deviceCount === 0
-      ? 'the HIP runtime loaded but sees no device'
-      : `${backend.deviceCount} HIP device(s) found, but this version of gpucompute has no HIP backend`;
+  backend.available = backend.deviceCount > 0;
+  backend.reason = backend.available ? null : 'the HIP runtime loaded but sees no device';
 }
 
 function describeHipDevice(ordinal: number, driverVersion: string | null): DeviceInfo {
@@ -394,7 +393,7 @@ function cudaCall(call: string, fn: () => void): CallProbe {
 }
 
 function hipCall(call: string, code: number): CallProbe {
-  return { call, ok: code === 0, code, name: hipErrorName(code), description: null };
+  return { call, ok: code === 0, code, name: hipErrorName(code), description: hipResultDescription(code) };
 }
 
 function hipErrorName(code: number): string {

@@ -5,6 +5,7 @@
  * {@link BackendUnavailableError} instead of falling back.
  */
 import { GpuError } from '../errors.js';
+import { hipResultDescription } from '../hip/hip-result.js';
 import { hipProbeFunctions as hip, openHipRuntime } from '../hip/runtime.js';
 import type { Backend, BackendKind } from './backend.js';
 import { CpuBackend } from './cpu/cpu-backend.js';
@@ -71,6 +72,7 @@ async function openOne(kind: BackendKind, request: BackendRequest): Promise<Back
     case 'cuda':
       return openCuda(request);
     case 'hip':
+      return openHip(request);
     case 'metal':
       throw new BackendUnavailableError(kind, platformUnavailableReason(kind));
     case 'cpu':
@@ -95,38 +97,55 @@ async function openCuda(request: BackendRequest): Promise<Backend> {
   }
 }
 
+async function openHip(request: BackendRequest): Promise<Backend> {
+  const reason = probeHip();
+  if (reason !== undefined) throw new BackendUnavailableError('hip', reason);
+  try {
+    const { createHipBackend } = await import('./hip/hip-backend.js');
+    return createHipBackend({
+      device: request.device,
+      logger: request.logger,
+      ...(request.poolLimitBytes === undefined ? {} : { poolLimitBytes: request.poolLimitBytes }),
+    });
+  } catch (err) {
+    throw new BackendUnavailableError('hip', oneLine(err), err);
+  }
+}
+
 /** An error's message on one line (library-not-found messages list attempts on several). */
 function oneLine(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }
 
-/** Why a platform this version has no backend for cannot be used, as specifically as can be found out. */
+/** Why a GPU platform cannot be used, as specifically as can be found out. */
 export function platformUnavailableReason(kind: 'hip' | 'metal'): string {
-  if (kind === 'hip') return probeHip();
+  if (kind === 'hip') return probeHip() ?? 'HIP devices are present, but device selection does not list them yet';
   return process.platform === 'darwin'
     ? 'the Metal backend is not available in this version'
     : `Metal exists only on macOS (this is ${process.platform})`;
 }
 
 /**
- * Why HIP is skipped, found by asking the runtime: no runtime, no device, or
- * a device this version cannot use yet.
+ * Why HIP cannot be used, found by asking the runtime (no runtime, or no
+ * device, with what hipInit and hipGetDeviceCount answered and what that
+ * means); undefined when a device answers.
  */
-function probeHip(): string {
+function probeHip(): string | undefined {
   let path: string;
   try {
     path = openHipRuntime().path;
   } catch (err) {
     return `no HIP runtime: ${oneLine(err)}`;
   }
-  const errorName = (code: number) => `${String(hip.hipGetErrorName(code))} (${code})`;
+  const errorName = (code: number) => `${String(hip.hipGetErrorName(code))} (${code}: ${hipResultDescription(code)})`;
   const init = hip.hipInit(0) as number;
   const count = [0];
   const status = hip.hipGetDeviceCount(count) as number;
   if (status !== 0 || count[0] === 0) {
-    const initNote = init === 0 ? '' : `hipInit returned ${errorName(init)}, `;
+    // hipInit's code is not telling here (ROCm 5.2 answers hipErrorInvalidDevice without a GPU); the count's is.
+    const initNote = init === 0 ? '' : `hipInit returned ${String(hip.hipGetErrorName(init))} (${init}), `;
     return `no HIP device: ${initNote}hipGetDeviceCount returned ${status === 0 ? '0 devices' : errorName(status)} (runtime ${path})`;
   }
-  return `${count[0]} HIP device(s) found (runtime ${path}), but the HIP backend is not available in this version`;
+  return undefined;
 }

@@ -6,6 +6,13 @@
  */
 import type { DType } from './dtype.js';
 import type { BackendBuffer, TensorView } from './tensor-view.js';
+import type { AttentionParams } from './attention-op.js';
+
+export type { AttentionParams } from './attention-op.js';
+import type { GruRecurrenceParams } from './gru-op.js';
+import type { DenseLinalg } from './dense-linalg.js';
+
+export type { GruRecurrenceParams } from './gru-op.js';
 
 export type { BackendBuffer, TensorView } from './tensor-view.js';
 
@@ -195,6 +202,12 @@ export interface Backend {
   /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
   dropout(x: TensorView, out: TensorView, p: number, seed: number): void;
   matmul(params: MatmulParams): void;
+  /** Scaled dot-product attention forward; see `attention-op.ts` for the shared semantics. */
+  attention(params: AttentionParams): void;
+  /** One GRU layer's recurrence over precomputed input projections; see `gru-op.ts` for the shared semantics. */
+  gruRecurrence(params: GruRecurrenceParams): void;
+  /** Device dense factorizations for `gpu.svd` (cuSOLVER on CUDA); absent or undefined where there are none, and the SVD runs its host path. */
+  denseLinalg?(): DenseLinalg | undefined;
   synchronize(): void;
   createStream(): BackendStream;
   setStream(s: BackendStream): void;

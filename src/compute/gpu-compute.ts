@@ -22,6 +22,20 @@ import { openBackend, type SkippedBackend } from './backend-selection.js';
 import { broadcastShapes, planBroadcast } from './broadcast.js';
 import { dtypeSize, isFloatDType, toBf16Array, toF16Array, type DType } from './dtype.js';
 import { linear, matmul, type MatmulOptions } from './matmul-op.js';
+import { svd, type SvdOptions, type SvdResult } from './svd-op.js';
+import { attention, type AttentionOptions, type AttentionResult } from './attention-op.js';
+import {
+  gru,
+  gruCell,
+  gruRollout,
+  type GruCommonOptions,
+  type GruLayerWeights,
+  type GruOptions,
+  type GruResult,
+  type GruRolloutOptions,
+  type GruRolloutResult,
+  type GruWeights,
+} from './gru-op.js';
 import { LOG_LEVELS, Logger, type LoggerFunction, type LogLevelSetting } from './logger.js';
 import { resolvePoolLimit } from './pool-limit.js';
 import { selectDevice, type DeviceRequirements, type DeviceSelection } from './select-device.js';
@@ -474,6 +488,67 @@ export class GpuCompute implements StorageOwner {
     options: Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'> = {},
   ): Tensor<D> {
     return linear(this, x, weight, bias, activation, options) as Tensor<D>;
+  }
+
+  /**
+   * Truncated SVD of an f32 matrix `a` [m, n]: a ≈ u·diag(s)·v with u [m, k] and v [k, n]
+   * orthonormal, s [k] descending, k = `rank`. Randomized range finder (q = rank + oversample
+   * Gaussian columns keyed by `seed`, `powerIterations` re-orthonormalised power iterations), the
+   * large products on the device; the small dense steps in float64 on the host for q ≤ 64, through
+   * cuSOLVER on CUDA above that (where it is found). Defaults: rank min(6, m, n),
+   * oversample 10, powerIterations 2 (torch.svd_lowrank's niter), seed 0 (deterministic).
+   * `full: true` gives the exact SVD of a small matrix (min(m, n) ≤ 512; k = rank or min(m, n)).
+   * Refuses NaN/±Infinity, non-2-D and non-f32 input. Synchronous.
+   */
+  svd(a: Tensor<'f32'>, options: SvdOptions = {}): SvdResult {
+    return svd(this, a, options);
+  }
+
+  /**
+   * Scaled dot-product attention forward, softmax(scale·q·kᵀ + mask)·v, without ever forming the
+   * seqQ × seqK score matrix (flash-attention kernels on CUDA; a tiled loop on the CPU).
+   *
+   * q is `[batch, heads, seqQ, headDim]`, k and v `[batch, kvHeads, seqK, headDim]` with heads a
+   * multiple of kvHeads (grouped-query / multi-query attention); headDim 1..256; f32, f16 or bf16
+   * (f32 accumulation). Options: `causal` (PyTorch `is_causal`: query i sees keys 0..i, aligned
+   * top-left when seqQ ≠ seqK), `scale` (default 1/√headDim), `keyLengths` (an i32 tensor
+   * `[batch]`, clamped to [0, seqK] on the device, or a number array, checked: keys at or after
+   * the length are masked) and `returnLogSumExp` (also return the natural-log log-sum-exp of each
+   * row's scaled scores, `[batch, heads, seqQ]` f32). A row that sees no key gives zeros and a
+   * log-sum-exp of -Infinity.
+   */
+  attention<D extends DType>(q: Tensor<D>, k: Tensor<D>, v: Tensor<D>, options: AttentionOptions & { returnLogSumExp: true }): AttentionResult<D>;
+  attention<D extends DType>(q: Tensor<D>, k: Tensor<D>, v: Tensor<D>, options?: AttentionOptions & { returnLogSumExp?: false }): Tensor<D>;
+  attention(q: Tensor, k: Tensor, v: Tensor, options?: AttentionOptions): Tensor | AttentionResult;
+  attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
+    return attention(this, q, k, v, options);
+  }
+
+  /**
+   * A GRU (or a stack of them, or an ensemble of E independent ones run in one launch) over
+   * x [B, T, in] from h0, with weights in PyTorch's layout and gate order (W_ih [3H, in], W_hh
+   * [3H, H], b_ih, b_hh [3H]; r, z, n; a leading [E] dim for an ensemble): matches
+   * torch.nn.GRU(batch_first=True) given the same weights. h0 is [B, H] ([E, B, H]) for one layer,
+   * [L, B, H] ([L, E, B, H]) for a stack, zeros when omitted. Returns the last layer's states
+   * (every step unless `returnSequences: false`) and each layer's final state, shaped like h0.
+   * Optional per-layer layer norm of the state and seeded dropout; f32 (opt-in tf32), f16, bf16.
+   */
+  gru<D extends DType>(x: Tensor<D>, h0: Tensor<D> | undefined, weights: GruWeights, options: GruOptions = {}): GruResult<D> {
+    return gru(this, x, h0, weights, options) as GruResult<D>;
+  }
+
+  /** One GRU step (torch.nn.GRUCell): x [B, in] ([E, B, in] or shared), h [B, H] ([E, B, H]) → new h. */
+  gruCell<D extends DType>(x: Tensor<D>, h: Tensor<D>, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor<D> {
+    return gruCell(this, x, h, weights, options) as Tensor<D>;
+  }
+
+  /**
+   * Autoregressive rollout: from `state` [B, S] each step runs the GRU stack, maps the last
+   * layer's state through `outputProjection` (hidden → S) and feeds the prediction back as the
+   * next input. Returns the predicted states [B, steps, S] ([E, B, steps, S]) and the final hidden state.
+   */
+  gruRollout<D extends DType>(state: Tensor<D>, h0: Tensor<D> | undefined, weights: GruWeights, options: GruRolloutOptions): GruRolloutResult<D> {
+    return gruRollout(this, state, h0, weights, options) as GruRolloutResult<D>;
   }
 
   /** Swaps the last two dims (a 2-D transpose, batched over leading dims). */

@@ -56,3 +56,21 @@ export { CpuBackend } from './cpu/cpu-backend.js';
 export { philox4x32 } from './cpu/philox.js';
 export { MATMUL_ACTIVATIONS } from './matmul-op.js';
 export type { MatmulOptions } from './matmul-op.js';
+export { MAX_ATTENTION_HEAD_DIM } from './attention-op.js';
+export type { AttentionOptions, AttentionParams, AttentionResult } from './attention-op.js';
+export type {
+  GruCommonOptions,
+  GruLayerNorm,
+  GruLayerWeights,
+  GruOptions,
+  GruOutputProjection,
+  GruPath,
+  GruRecurrenceParams,
+  GruResult,
+  GruRolloutOptions,
+  GruRolloutResult,
+  GruWeights,
+} from './gru-op.js';
+export { FULL_SVD_MAX_DIM, SVD_DEFAULTS } from './svd-op.js';
+export type { SvdOptions, SvdResult } from './svd-op.js';
+export { DenseLinalgError } from './dense-linalg.js';

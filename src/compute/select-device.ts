@@ -1,6 +1,6 @@
 /**
  * Device selection for schedulers: enumerate the local devices (every CUDA
- * device the driver reports, plus the CPU), drop those that miss the
+ * and HIP device the runtimes report, plus the CPU), drop those that miss the
  * requirements, and pick the least loaded of the rest.
  *
  * Load is read as free memory (no NVML binding yet, so SM utilisation is not
@@ -132,6 +132,7 @@ async function enumerate(kind: BackendKind): Promise<DeviceInfo[]> {
       return [cpu.info()];
     }
     case 'hip':
+      return enumerateHip();
     case 'metal': {
       const { platformUnavailableReason } = await import('./backend-selection.js');
       throw new Error(platformUnavailableReason(kind));
@@ -173,6 +174,22 @@ async function enumerateCuda(): Promise<DeviceInfo[]> {
     }
   }
   return devices;
+}
+
+/** HIP devices through the HIP safe tier, loaded only when HIP is asked about. */
+async function enumerateHip(): Promise<DeviceInfo[]> {
+  const { platformUnavailableReason } = await import('./backend-selection.js');
+  const { HipDevice } = await import('../hip/device.js');
+  const { hipDeviceInfo } = await import('./hip/hip-device-info.js');
+  let count = 0;
+  try {
+    count = HipDevice.count();
+  } catch {
+    count = 0;
+  }
+  // The probe's reason names the library, hipInit's and hipGetDeviceCount's answers.
+  if (count === 0) throw new Error(platformUnavailableReason('hip'));
+  return Array.from({ length: count }, (_, ordinal) => hipDeviceInfo(HipDevice.get(ordinal)));
 }
 
 function rank(info: DeviceInfo): number {

@@ -21,6 +21,10 @@ import type {
   UnaryOp,
 } from '../backend.js';
 import type { BackendBuffer, TensorView } from '../tensor-view.js';
+import type { AttentionParams } from '../attention-op.js';
+import { attention } from './attention.js';
+import type { GruRecurrenceParams } from '../gru-op.js';
+import { gruRecurrence } from './gru.js';
 import { CpuBuffer } from './cpu-buffer.js';
 import { cpuBuffer } from './element-io.js';
 import * as elementwise from './elementwise.js';
@@ -178,6 +182,14 @@ export class CpuBackend implements Backend {
 
   matmul(params: MatmulParams): void {
     cpuMatmul(params, matmulIO);
+  }
+
+  attention(params: AttentionParams): void {
+    attention(params);
+  }
+
+  gruRecurrence(params: GruRecurrenceParams): void {
+    gruRecurrence(params);
   }
 
   synchronize(): void {

@@ -36,9 +36,16 @@ import type { Logger } from '../logger.js';
 import { MemoryPool, type PoolStrategy } from '../memory-pool.js';
 import { resolvePoolLimit } from '../pool-limit.js';
 import type { BackendBuffer, TensorView } from '../tensor-view.js';
+import type { AttentionParams } from '../attention-op.js';
+import { cudaAttention, releaseCudaAttention } from './attention.js';
+import type { GruRecurrenceParams } from '../gru-op.js';
+import { cudaGruRecurrence, releaseCudaGru } from './gru.js';
+import type { DenseLinalg } from '../dense-linalg.js';
+import { cudaDenseLinalg, releaseCudaDenseLinalg } from './dense-linalg.js';
 import { BlockCounters } from './block-counters.js';
 import { CudaBuffer, CudaStream } from './cuda-buffer.js';
-import { DeviceMemory } from './device-memory.js';
+import { cudaSegmentMemory } from './device-memory.js';
+import type { SegmentMemory } from '../segment-memory.js';
 import * as elementwise from './elementwise.js';
 import { copyDeviceToHost, copyHostToDevice, PinnedStaging } from './host-copy.js';
 import { KernelRegistry, type RegisteredKernel } from './kernel-registry.js';
@@ -94,8 +101,9 @@ export class CudaBackend implements Backend, CudaOpContext {
   readonly registry: KernelRegistry;
   readonly pool: MemoryPool<CudaStream>;
   readonly multiprocessorCount: number;
+  readonly warpSize: number;
   readonly logger: Logger | undefined;
-  readonly #memory: DeviceMemory;
+  readonly #memory: SegmentMemory<CudaStream>;
   readonly #staging: PinnedStaging;
   readonly #counters: BlockCounters;
   readonly #streams: CudaStream[] = [];
@@ -112,8 +120,9 @@ export class CudaBackend implements Backend, CudaOpContext {
     this.context = context;
     this.logger = options.logger;
     this.multiprocessorCount = device.multiprocessorCount;
+    this.warpSize = device.warpSize;
     this.registry = new KernelRegistry(context, options.logger ? { logger: options.logger } : {});
-    this.#memory = new DeviceMemory(context);
+    this.#memory = cudaSegmentMemory(context);
     this.pool = new MemoryPool<CudaStream>(this.#memory, {
       strategy: options.strategy,
       ...(options.limitBytes === undefined ? {} : { limitBytes: options.limitBytes }),
@@ -266,6 +275,21 @@ export class CudaBackend implements Backend, CudaOpContext {
     cudaMatmul(this, params);
   }
 
+  attention(params: AttentionParams): void {
+    this.#check();
+    cudaAttention(this, params);
+  }
+
+  denseLinalg(): DenseLinalg | undefined {
+    this.#check();
+    return cudaDenseLinalg(this);
+  }
+
+  gruRecurrence(params: GruRecurrenceParams): void {
+    this.#check();
+    cudaGruRecurrence(this, params);
+  }
+
   // ------------------------------------------------------------ streams
 
   synchronize(): void {
@@ -307,6 +331,9 @@ export class CudaBackend implements Backend, CudaOpContext {
       this.#counters.dispose();
       // cuBLAS handle and sm_90a modules belong to the context: release them before it goes.
       releaseCudaMatmul(this);
+      releaseCudaAttention(this);
+      releaseCudaGru(this);
+      releaseCudaDenseLinalg(this);
       this.registry.dispose();
       for (const s of this.#streams) {
         s.marker?.dispose();

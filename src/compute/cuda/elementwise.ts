@@ -11,7 +11,7 @@ import type { TensorView } from '../tensor-view.js';
 import { gridFor } from './kernel-registry.js';
 import { binarySpec, castSpec, FILL_SPEC, gradSpec, unarySpec } from './kernel-specs.js';
 import { accessKind, planBinary, vectorWidth } from './launch-plans.js';
-import type { CudaOpContext } from './op-context.js';
+import type { OpContext } from './op-context.js';
 
 /** Grid-stride kernels use blocks of at most this many threads. */
 const BLOCK_LIMIT = 512;
@@ -60,7 +60,7 @@ export function fillBits(value: number, dtype: DType): number {
   }
 }
 
-export function fill(ctx: CudaOpContext, out: TensorView, value: number): void {
+export function fill<S>(ctx: OpContext<S>, out: TensorView, value: number): void {
   const stream = ctx.enqueue(out);
   const wide = dtypeSize[out.dtype] === 4;
   const access = accessKind(out);
@@ -71,7 +71,7 @@ export function fill(ctx: CudaOpContext, out: TensorView, value: number): void {
   k.launch({ grid, block: shape.block, stream }, ctx.address(out), out.size, fillBits(value, out.dtype));
 }
 
-export function cast(ctx: CudaOpContext, x: TensorView, out: TensorView): void {
+export function cast<S>(ctx: OpContext<S>, x: TensorView, out: TensorView): void {
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
   const name = `cast_${access}`;
@@ -80,7 +80,7 @@ export function cast(ctx: CudaOpContext, x: TensorView, out: TensorView): void {
   k.launch({ grid: tileGrid(packs(x.size, access, 4), shape.block), block: shape.block, stream }, ctx.address(x), ctx.address(out), x.size);
 }
 
-export function unary(ctx: CudaOpContext, op: UnaryOp, x: TensorView, out: TensorView, alpha: number): void {
+export function unary<S>(ctx: OpContext<S>, op: UnaryOp, x: TensorView, out: TensorView, alpha: number): void {
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
   const name = `unary_${access}`;
@@ -90,8 +90,8 @@ export function unary(ctx: CudaOpContext, op: UnaryOp, x: TensorView, out: Tenso
   k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(out), x.size, alpha);
 }
 
-export function activationGrad(
-  ctx: CudaOpContext,
+export function activationGrad<S>(
+  ctx: OpContext<S>,
   op: ActivationGradOp,
   x: TensorView,
   dy: TensorView,
@@ -107,7 +107,7 @@ export function activationGrad(
   k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(dy), ctx.address(out), x.size, alpha);
 }
 
-export function binary(ctx: CudaOpContext, op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
+export function binary<S>(ctx: OpContext<S>, op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
   const stream = ctx.enqueue(a, b, out);
   const launch = planBinary(plan, a, b, out);
   const spec = () => binarySpec(op, out.dtype);

@@ -30,6 +30,12 @@ export interface RegisteredKernel {
    * the resident-grid size for it; computed on first use per limit.
    */
   shape(blockLimit?: number): LaunchShape;
+  /**
+   * Blocks of `block` threads with `sharedMemBytes` of dynamic shared memory resident on the
+   * whole device, after raising the kernel's limit above 48 KB where needed; 0 when the device
+   * cannot give one block that much.
+   */
+  residentGrid(block: number, sharedMemBytes: number): number;
 }
 
 /** Options of {@link KernelRegistry}. */
@@ -111,6 +117,7 @@ export class KernelRegistry {
 
   #register(kernel: Kernel, launch: BoundKernel): RegisteredKernel {
     const shapes = new Map<number, LaunchShape>();
+    const grids = new Map<string, number>();
     return {
       kernel,
       launch,
@@ -123,6 +130,21 @@ export class KernelRegistry {
           shapes.set(blockLimit, shape);
         }
         return shape;
+      },
+      residentGrid: (block, sharedMemBytes) => {
+        const key = `${block}|${sharedMemBytes}`;
+        let grid = grids.get(key);
+        if (grid === undefined) {
+          const ceiling = this.context.device.sharedMemoryPerBlockOptin - kernel.attributes.sharedSizeBytes;
+          if (sharedMemBytes > ceiling) {
+            grid = 0;
+          } else {
+            if (sharedMemBytes > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(sharedMemBytes);
+            grid = kernel.occupancy.maxActiveBlocksPerMultiprocessor(block, sharedMemBytes) * this.#smCount();
+          }
+          grids.set(key, grid);
+        }
+        return grid;
       },
     };
   }

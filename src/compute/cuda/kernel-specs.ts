@@ -7,6 +7,8 @@
 import type { ActivationGradOp, BinaryOp, ReduceOp, UnaryOp } from '../backend.js';
 import { DTYPES, dtypeSize, type DType } from '../dtype.js';
 import type { ModuleSpec } from './kernel-sources.js';
+import { ATTENTION_ENTRY, ATTENTION_SOURCE, attentionModuleSpecs } from './attention-kernels.js';
+import { GRU_KERNELS, GRU_SOURCE, gruModuleSpecs } from './gru-kernels.js';
 
 /** dtype → the code `kernels/dtype.cuh` takes in GC_DTYPE. */
 export const DTYPE_CODE: Readonly<Record<DType, string>> = { f32: 'GC_F32', f16: 'GC_F16', bf16: 'GC_BF16', i32: 'GC_I32' };
@@ -119,6 +121,8 @@ export function allModuleSpecs(): ModuleSpec[] {
     }
   }
   specs.push(transposeSpec('f32'), transposeSpec('f16'));
+  specs.push(...attentionModuleSpecs());
+  specs.push(...gruModuleSpecs());
   return specs;
 }
 
@@ -170,12 +174,20 @@ export function kernelNames(spec: ModuleSpec): string[] {
         ...both('reduce_full'),
         'reduce_finish',
       ];
-    case 'softmax.cu':
-      return rowKernelNames('softmax', dtypeOf(spec.defines?.GC_DTYPE));
+    case 'softmax.cu': {
+      const dtype = dtypeOf(spec.defines?.GC_DTYPE);
+      return [...rowKernelNames('softmax', dtype), 'softmax_staged_4', ...(dtype === 'f32' ? ['softmax_staged_8'] : [])];
+    }
     case 'layernorm.cu':
       return rowKernelNames('layernorm', dtypeOf(spec.defines?.GC_DTYPE));
+    case ATTENTION_SOURCE.simt:
+      return [ATTENTION_ENTRY.simt];
+    case ATTENTION_SOURCE.mma:
+      return [ATTENTION_ENTRY.mma];
     case 'transpose.cu':
       return ['transpose_tiled'];
+    case GRU_SOURCE:
+      return [...GRU_KERNELS];
     default:
       return [];
   }

@@ -99,9 +99,10 @@ const BLOCK_SCALAR_CHUNKS = [1, 2, 4, 8, 16];
  * block at ≤ 512 threads (f32 4096 columns 3.7 TB/s against 3.5 with 128
  * threads of 32 elements; 8192 columns 3.7 against 3.3).
  * `vecOk`: the tensors are 16-byte aligned, so rows whose length is a multiple
- * of the vector width use 16-byte accesses.
+ * of the vector width use 16-byte accesses. `warpSize`: the device's warp
+ * (wavefront) width, 32 on NVIDIA; warp teams run 128 / warpSize rows per block.
  */
-export function planRowKernel(prefix: string, rows: number, cols: number, dtype: DType, vecOk: boolean): RowLaunch {
+export function planRowKernel(prefix: string, rows: number, cols: number, dtype: DType, vecOk: boolean, warpSize = 32): RowLaunch {
   const width = vectorWidth(dtype);
   const vec = vecOk && cols % width === 0;
   const w = vec ? width : 1;
@@ -109,16 +110,41 @@ export function planRowKernel(prefix: string, rows: number, cols: number, dtype:
   const access = vec ? 'vec' : 'scalar';
   const vecChunks = [1, 2, 4, 8].filter((c) => c * width <= 32);
   const warpChoices = vec ? vecChunks : WARP_SCALAR_CHUNKS;
-  const warpChunk = warpChoices.find((c) => 32 * c >= chunks);
+  const warpChunk = warpChoices.find((c) => warpSize * c >= chunks);
   if (warpChunk !== undefined) {
-    return { kernel: `${prefix}_warp_${access}_${warpChunk}`, block: 128, grid: Math.ceil(rows / 4) };
+    return { kernel: `${prefix}_warp_${access}_${warpChunk}`, block: 128, grid: Math.ceil(rows / (128 / warpSize)) };
   }
   const choices = vec ? vecChunks : BLOCK_SCALAR_CHUNKS;
   const most = choices.at(-1)!;
   const blockChunk = dtypeSize[dtype] === 2 ? most : (choices.find((c) => Math.ceil(chunks / c) <= 512) ?? most);
-  const threads = Math.ceil(Math.ceil(chunks / blockChunk) / 32) * 32;
+  const threads = Math.ceil(Math.ceil(chunks / blockChunk) / warpSize) * warpSize;
   if (threads <= 1024) return { kernel: `${prefix}_block_${access}_${blockChunk}`, block: threads, grid: rows };
   return { kernel: `${prefix}_looped`, block: 1024, grid: rows };
+}
+
+/** A staged softmax launch: the kernel, its block, and the shared memory that holds a row in flight. */
+export interface StagedRowLaunch {
+  kernel: string;
+  block: number;
+  sharedMemBytes: number;
+}
+
+/** Rows of at least this many bytes stage the next row in shared memory (see `softmax_staged` in kernels/softmax.cu). */
+export const STAGED_MIN_ROW_BYTES = 64 * 1024;
+
+/**
+ * The staged form of a `softmax_block_vec_<chunks>` launch for long rows, or undefined. A block
+ * per row holding a 64 KB+ row in registers leaves at most two blocks per SM, and each idles
+ * between loading its row and storing it: f32 rows of 32K columns ran at 72% of the copy roof
+ * (H200). The staged kernel keeps the same block shape and streams the next row meanwhile; its
+ * grid is the resident-block count, which the caller gets from the occupancy API.
+ */
+export function planStagedSoftmax(launch: RowLaunch, cols: number, dtype: DType): StagedRowLaunch | undefined {
+  const match = /^softmax_block_vec_(\d+)$/.exec(launch.kernel);
+  if (!match || cols * dtypeSize[dtype] < STAGED_MIN_ROW_BYTES) return undefined;
+  const chunks = Number(match[1]);
+  if (chunks !== 4 && chunks !== 8) return undefined;
+  return { kernel: `softmax_staged_${chunks}`, block: launch.block, sharedMemBytes: launch.block * chunks * 16 };
 }
 
 // ---------------------------------------------------------------- reductions
@@ -144,6 +170,8 @@ export interface ReduceDevice {
   residentBlocks: number;
   /** Its block size. */
   block: number;
+  /** Threads per warp (wavefront); default 32. A warp-per-row launch runs 128 / warpSize rows per block. */
+  warpSize?: number;
 }
 
 /** Rows shorter than this are never split across blocks. */
@@ -174,7 +202,7 @@ export function planReduce(plan: ReducePlan, x: TensorView, device: ReduceDevice
     const splits = Math.max(1, Math.min(Math.ceil(device.residentBlocks / rows), Math.ceil(axisLen / ELEMENTS_PER_SPLIT)));
     return { kind: rows === 1 ? 'full' : 'split', splits, block: device.block, access };
   }
-  if (axisLen <= 1024) return { kind: 'rowsWarp', grid: Math.ceil(rows / 4) };
+  if (axisLen <= 1024) return { kind: 'rowsWarp', grid: Math.ceil(rows / (128 / (device.warpSize ?? 32))) };
   return { kind: 'rowsBlock', grid: rows, block: axisLen <= 8192 ? 256 : 512, access };
 }
 

@@ -38,11 +38,15 @@ export interface MmaConfig {
   readonly stages: number;
 }
 
-/** A Hopper tile: 128 × BN (two consumer warpgroups of 64 rows), STAGES-deep TMA ring. */
+/**
+ * A Hopper tile: 128 × BN (two consumer warpgroups of 64 rows), STAGES-deep TMA ring, and
+ * CTAs per cluster (2: vertically adjacent tiles share their B tile by TMA multicast).
+ */
 export interface WgmmaConfig {
   readonly family: 'wgmma';
   readonly bn: 128 | 256;
   readonly stages: number;
+  readonly cluster: 1 | 2;
 }
 
 export type MatmulConfig = SimtConfig | MmaConfig | WgmmaConfig;
@@ -60,7 +64,7 @@ export interface MatmulVariant {
   /** A's (B's) contiguous extent is a multiple of 16 bytes and its base 16-byte aligned. */
   readonly alignA: boolean;
   readonly alignB: boolean;
-  /** out, C and bias allow the widest epilogue accesses (see {@link epilogueVectorOk}). */
+  /** out, C and bias allow the SIMT kernel's 16-byte epilogue accesses (see {@link epilogueVectorOk}); the tensor-core kernels stage their epilogue through shared memory and ignore it. */
   readonly vecC: boolean;
 }
 
@@ -89,6 +93,7 @@ export const SIMT_CONFIGS: readonly SimtConfig[] = [
 /** Tensor-core candidates for 16-bit inputs, largest tile first. */
 export const MMA16_CONFIGS: readonly MmaConfig[] = [
   { family: 'mma', bm: 128, bn: 256, bk: 32, warpsM: 2, warpsN: 4, stages: 4 },
+  { family: 'mma', bm: 128, bn: 256, bk: 64, warpsM: 2, warpsN: 4, stages: 4 },
   { family: 'mma', bm: 256, bn: 128, bk: 32, warpsM: 4, warpsN: 2, stages: 3 },
   { family: 'mma', bm: 128, bn: 128, bk: 32, warpsM: 2, warpsN: 2, stages: 4 },
   { family: 'mma', bm: 128, bn: 128, bk: 64, warpsM: 2, warpsN: 2, stages: 3 },
@@ -103,18 +108,19 @@ export const MMA_TF32_CONFIGS: readonly MmaConfig[] = [
   { family: 'mma', bm: 64, bn: 64, bk: 32, warpsM: 2, warpsN: 2, stages: 3 },
 ];
 
-/**
- * Hopper candidates (16-bit and tf32 alike: a stage is 128 bytes of k per row). Not largest
- * first: 128 × 128 measured fastest on an H200 from 2048 to 8192, so the heuristic tries it first.
- */
+/** Hopper candidates (16-bit and tf32 alike: a stage is 128 bytes of k per row), largest tile first. */
 export const WGMMA_CONFIGS: readonly WgmmaConfig[] = [
-  { family: 'wgmma', bn: 128, stages: 4 },
-  { family: 'wgmma', bn: 256, stages: 4 },
-  { family: 'wgmma', bn: 128, stages: 6 },
+  { family: 'wgmma', bn: 256, stages: 4, cluster: 2 },
+  { family: 'wgmma', bn: 256, stages: 4, cluster: 1 },
+  { family: 'wgmma', bn: 128, stages: 6, cluster: 2 },
+  { family: 'wgmma', bn: 128, stages: 6, cluster: 1 },
+  { family: 'wgmma', bn: 128, stages: 4, cluster: 1 },
 ];
 
 /** Rows of every wgmma block tile. */
 export const WGMMA_BM = 128;
+/** Shared memory of the wgmma epilogue: a 64 × (32 + 8) f32 buffer per consumer warpgroup. */
+const WGMMA_EPILOGUE_BYTES = 2 * 64 * 40 * 4;
 
 /** `GPUCOMPUTE_MATMUL_WGMMA=0` turns the Hopper path off (the mma.sync kernels and cuBLAS remain). */
 export function wgmmaEnabled(): boolean {
@@ -168,9 +174,9 @@ export function kernelSource(variant: MatmulVariant): KernelSource {
         GC_WG_TYPE: DTYPE_MACRO[variant.dtype],
         GC_BN: config.bn,
         GC_STAGES: config.stages,
+        GC_CLUSTER: config.cluster,
         GC_TRANS_A: bit(variant.transA),
         GC_TRANS_B: bit(variant.transB),
-        GC_VEC_C: bit(variant.vecC),
       },
     };
   }
@@ -189,7 +195,6 @@ export function kernelSource(variant: MatmulVariant): KernelSource {
       GC_TRANS_B: bit(variant.transB),
       GC_ALIGN_A: bit(variant.alignA),
       GC_ALIGN_B: bit(variant.alignB),
-      GC_VEC_C: bit(variant.vecC),
     },
   };
 }
@@ -218,8 +223,9 @@ export function blockTile(config: MatmulConfig): { bm: number; bn: number } {
 export function dynamicSharedBytes(variant: MatmulVariant): number {
   const { config } = variant;
   if (config.family === 'simt') return 0;
-  // wgmma: 1024 bytes to align the ring, 128-byte rows of A (128) and B (bn) per stage, two mbarriers per stage.
-  if (config.family === 'wgmma') return 1024 + config.stages * (WGMMA_BM + config.bn) * 128 + 16 * config.stages;
+  // wgmma: 1024 bytes to align the ring, 128-byte rows of A (128) and B (bn) per stage, the two
+  // consumers' 64 × 40 f32 epilogue buffers, two mbarriers per stage.
+  if (config.family === 'wgmma') return 1024 + config.stages * (WGMMA_BM + config.bn) * 128 + WGMMA_EPILOGUE_BYTES + 16 * config.stages;
   const elem = variant.dtype === 'f32' ? 4 : 2;
   const chunk = 16 / elem;
   const padX = variant.dtype === 'f32' ? 8 : chunk;
@@ -236,18 +242,26 @@ export function tileCount(config: MatmulConfig, m: number, n: number): number {
   return Math.ceil(m / bm) * Math.ceil(n / bn);
 }
 
-/** Grid, block and dynamic shared memory of a launch of `variant` over `batch` m × n products. */
+/**
+ * Grid, block and dynamic shared memory of a launch of `variant` over `batch` m × n products.
+ * One block per tile and blockIdx.z per batch entry, except for the persistent Hopper kernel:
+ * one block per tile of every entry (whole clusters), at most `residentBlocks` (what fits on
+ * the device at once).
+ */
 export function launchShape(
   variant: MatmulVariant,
   m: number,
   n: number,
   batch: number,
+  residentBlocks = Number.POSITIVE_INFINITY,
 ): { grid: [number, number, number]; block: number; sharedMemBytes: number } {
-  return {
-    grid: [tileCount(variant.config, m, n), 1, batch],
-    block: blockThreads(variant.config),
-    sharedMemBytes: dynamicSharedBytes(variant),
-  };
+  const { config } = variant;
+  let grid: [number, number, number] = [tileCount(config, m, n), 1, batch];
+  if (config.family === 'wgmma') {
+    const clusterTiles = Math.ceil(m / (WGMMA_BM * config.cluster)) * Math.ceil(n / config.bn) * batch;
+    grid = [Math.max(1, Math.min(clusterTiles, Math.floor(residentBlocks / config.cluster))) * config.cluster, 1, 1];
+  }
+  return { grid, block: blockThreads(config), sharedMemBytes: dynamicSharedBytes(variant) };
 }
 
 /**
@@ -259,14 +273,11 @@ export function operandAligned(address: bigint, contiguousExtent: number, elemen
 }
 
 /**
- * Whether the epilogue may access out/C/bias with its widest accesses (SIMT f32: 4 floats;
- * tensor cores: 2 elements): n a multiple of that width and every base aligned to it.
+ * Whether the SIMT f32 epilogue may access out/C/bias 4 elements at a time: n a multiple of 4
+ * and every base 16-byte aligned.
  */
-export function epilogueVectorOk(family: MatmulFamily, dtype: 'f32' | 'f16' | 'bf16', n: number, addresses: readonly bigint[]): boolean {
-  const elem = dtype === 'f32' ? 4 : 2;
-  const width = family === 'simt' ? 4 : 2;  // the tensor-core families store accumulator pairs
-  const bytes = BigInt(width * elem);
-  return n % width === 0 && addresses.every((p) => p % bytes === 0n);
+export function epilogueVectorOk(n: number, addresses: readonly bigint[]): boolean {
+  return n % 4 === 0 && addresses.every((p) => p % 16n === 0n);
 }
 
 /** A short stable name of a configuration, e.g. `mma128x256x32w2x4s4`, for logs and the autotune file. */
@@ -277,7 +288,7 @@ export function configName(config: MatmulConfig): string {
     case 'mma':
       return `mma${config.bm}x${config.bn}x${config.bk}w${config.warpsM}x${config.warpsN}s${config.stages}`;
     case 'wgmma':
-      return `wgmma128x${config.bn}s${config.stages}`;
+      return `wgmma128x${config.bn}s${config.stages}${config.cluster > 1 ? `c${config.cluster}` : ''}`;
   }
 }
 

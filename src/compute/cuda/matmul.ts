@@ -18,8 +18,10 @@ import type { TensorView } from '../tensor-view.js';
 import type { CudaBackend } from './cuda-backend.js';
 import { gridFor, type RegisteredKernel } from './kernel-registry.js';
 import { compileKernelModule, moduleKey } from './kernel-sources.js';
+import { maxActiveClusters } from './cluster-occupancy.js';
 import {
   ACTIVATION_CODES,
+  blockThreads,
   candidateConfigs,
   configName,
   dynamicSharedBytes,
@@ -49,6 +51,12 @@ const EPILOGUE_BLOCK_LIMIT = 256;
 /** Besides the wgmma tiles, the Hopper autotuner also tries these mma.sync tiles (they win on small products). */
 const HOPPER_MMA_CANDIDATES = 2;
 
+/** A loaded Hopper kernel and how many of its blocks fit on the device at once (its persistent grid). */
+interface HopperKernel {
+  readonly kernel: Kernel;
+  readonly residentBlocks: number;
+}
+
 /** What one product needs resolved before it runs. */
 interface Resolved {
   readonly params: MatmulParams;
@@ -63,9 +71,8 @@ interface Resolved {
   readonly act: number;
   readonly alignA: boolean;
   readonly alignB: boolean;
-  /** Epilogue vector flags for the SIMT (4-wide) and tensor-core (pairs) families. */
-  readonly vec4: boolean;
-  readonly vec2: boolean;
+  /** The SIMT epilogue may use 16-byte accesses. */
+  readonly vecC: boolean;
 }
 
 /** Per-backend matmul state: the cuBLAS handle (created on first need) and the sm_90a modules. */
@@ -75,7 +82,7 @@ interface MatmulState {
   cublasUnavailable: Error | undefined;
   readonly store: AutotuneStore;
   /** Hopper kernels by module key (compiled for sm_90a, outside the registry's device-arch modules). */
-  readonly hopper: Map<string, Kernel>;
+  readonly hopper: Map<string, HopperKernel>;
   readonly hopperModules: Module[];
 }
 
@@ -179,8 +186,7 @@ function resolve(backend: CudaBackend, params: MatmulParams, withFallback = fals
     act: ACTIVATION_CODES[params.activation ?? 'none'],
     alignA,
     alignB,
-    vec4: epilogueVectorOk('simt', dtype, params.n, epilogue),
-    vec2: epilogueVectorOk('mma', dtype, params.n, epilogue),
+    vecC: dtype === 'f32' && epilogueVectorOk(params.n, epilogue),
   };
 }
 
@@ -214,7 +220,7 @@ function variantFor(r: Resolved, config: MatmulConfig): MatmulVariant {
     transB: kMajorCopies ? true : p.transB,
     alignA: kMajorCopies || r.alignA,
     alignB: kMajorCopies || r.alignB,
-    vecC: config.family === 'simt' ? r.vec4 : r.vec2,
+    vecC: config.family === 'simt' && r.vecC,
   };
 }
 
@@ -241,24 +247,36 @@ function variantKernel(backend: CudaBackend, variant: MatmulVariant): Registered
   return registered;
 }
 
-/** A Hopper kernel: compiled for sm_90a (the registry compiles for the device's plain arch), loaded once per backend. */
-function hopperKernel(backend: CudaBackend, variant: MatmulVariant): Kernel {
+/**
+ * A Hopper kernel: compiled for sm_90a (the registry compiles for the device's plain arch),
+ * loaded once per backend, with its device capacity (clusters need SMs of one GPC, so the
+ * driver counts them).
+ */
+function hopperKernel(backend: CudaBackend, variant: MatmulVariant, config: WgmmaConfig): HopperKernel {
   const state = stateOf(backend);
   const source = kernelSource(variant);
   const spec = { file: source.file, defines: source.defines };
   const key = moduleKey(spec);
-  let kernel = state.hopper.get(key);
-  if (!kernel) {
+  let hopper = state.hopper.get(key);
+  if (!hopper) {
     backend.context.makeCurrent();
     const compiled = compileKernelModule(spec, backend.registry.sources, { arch: source.arch ?? 'sm_90a' });
     backend.logger?.debug(`kernel ${key}: ${compiled.cacheHit ? 'cache hit' : 'compiled'} for ${compiled.arch} in ${compiled.compileMs.toFixed(1)} ms`);
     const module = Module.load(backend.context, compiled.image);
     state.hopperModules.push(module);
-    kernel = module.getFunction(source.entry);
-    state.hopper.set(key, kernel);
+    const kernel = module.getFunction(source.entry);
+    const smem = dynamicSharedBytes(variant);
+    raiseSharedLimit(kernel, smem);
+    const threads = blockThreads(config);
+    const residentBlocks =
+      config.cluster > 1
+        ? maxActiveClusters(kernel.handle, config.cluster * backend.multiprocessorCount, threads, smem) * config.cluster
+        : kernel.occupancy.maxActiveBlocksPerMultiprocessor(threads, smem) * backend.multiprocessorCount;
+    if (residentBlocks < config.cluster) throw new GpuError('UNSUPPORTED', `matmul: ${configName(config)} does not fit on this device`);
+    hopper = { kernel, residentBlocks };
+    state.hopper.set(key, hopper);
   }
-  raiseSharedLimit(kernel, dynamicSharedBytes(variant));
-  return kernel;
+  return hopper;
 }
 
 function raiseSharedLimit(kernel: Kernel, bytes: number): void {
@@ -306,7 +324,7 @@ function runKernel(backend: CudaBackend, r: Resolved, variant: MatmulVariant): v
  */
 function runWgmma(backend: CudaBackend, r: Resolved, variant: MatmulVariant, config: WgmmaConfig): void {
   const p = r.params;
-  const kernel = hopperKernel(backend, variant);
+  const { kernel, residentBlocks } = hopperKernel(backend, variant, config);
   const elem = dtypeSize[r.dtype];
   const temps: TensorView[] = [];
   try {
@@ -329,11 +347,12 @@ function runWgmma(backend: CudaBackend, r: Resolved, variant: MatmulVariant, con
     const stream = backend.enqueue(p.a, p.b, p.out, p.c, p.bias, ...temps);
     const dataType = r.dtype === 'f16' ? TensorMapDataType.FLOAT16 : r.dtype === 'bf16' ? TensorMapDataType.BFLOAT16 : TensorMapDataType.FLOAT32;
     const bk = 128 / elem;
-    const shape = launchShape(variant, p.m, p.n, 1);
     for (let z0 = 0; z0 < p.batch; z0 += MAX_GRID_Z) {
       const slice = Math.min(MAX_GRID_Z, p.batch - z0);
+      const shape = launchShape(variant, p.m, p.n, slice, residentBlocks);
       const shift = (base: bigint, stride: number) => (z0 === 0 || stride === 0 ? base : base + BigInt(z0 * stride * elem));
-      // K-major operands: boxes of (128 bytes of k) × the tile's rows; M/N-major: 64 × BK boxes.
+      // K-major operands: boxes of (128 bytes of k) × the tile's rows (B's divided among the
+      // cluster's CTAs, which multicast their parts); M/N-major: 64 × BK boxes.
       encodeTiledMatrix(
         variant.transA
           ? { dataType, elementBytes: elem, address: shift(a, aStride), cols: p.m, rows: p.k, batch: aStride ? slice : 1, batchStride: aStride, boxCols: 64, boxRows: bk }
@@ -342,11 +361,11 @@ function runWgmma(backend: CudaBackend, r: Resolved, variant: MatmulVariant, con
       );
       encodeTiledMatrix(
         variant.transB
-          ? { dataType, elementBytes: elem, address: shift(b, bStride), cols: p.k, rows: p.n, batch: bStride ? slice : 1, batchStride: bStride, boxCols: bk, boxRows: config.bn }
+          ? { dataType, elementBytes: elem, address: shift(b, bStride), cols: p.k, rows: p.n, batch: bStride ? slice : 1, batchStride: bStride, boxCols: bk, boxRows: config.bn / config.cluster }
           : { dataType, elementBytes: elem, address: shift(b, bStride), cols: p.n, rows: p.k, batch: bStride ? slice : 1, batchStride: bStride, boxCols: 64, boxRows: bk },
         mapB,
       );
-      kernel.launch({ grid: [shape.grid[0], 1, slice], block: shape.block, sharedMemBytes: shape.sharedMemBytes, stream}, [
+      kernel.launch({ grid: shape.grid, block: shape.block, sharedMemBytes: shape.sharedMemBytes, stream }, [
         bytes(mapA, TENSOR_MAP_ALIGNMENT),
         bytes(mapB, TENSOR_MAP_ALIGNMENT),
         ptr(shift(r.out, p.m * p.n)),
@@ -355,6 +374,7 @@ function runWgmma(backend: CudaBackend, r: Resolved, variant: MatmulVariant, con
         i32(p.m),
         i32(p.n),
         i32(p.k),
+        i32(slice),
         i32(aStride ? 1 : 0),
         i32(bStride ? 1 : 0),
         i64(p.cBatchStride),
@@ -445,7 +465,7 @@ function tuneMatmul(backend: CudaBackend, r: Resolved): AutotuneRecord {
     batch: p.batch,
     alignA: r.alignA,
     alignB: r.alignB,
-    vecC: r.vec2,
+    vecC: r.vecC,
   });
   const cublas = p.engine === 'auto' ? cublasHandle(backend, state, false) : undefined;
   const known = state.store.get(key);

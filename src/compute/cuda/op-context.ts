@@ -1,11 +1,16 @@
 /**
- * What the CUDA op launchers (and the matmul code) need from the backend:
- * kernels, device addresses of views, stream ordering and scratch memory.
+ * What the op launchers (and the matmul code) need from a backend: kernels,
+ * device addresses of views, stream ordering and scratch memory. The
+ * launchers of portable kernels are written against {@link OpContext}, generic
+ * in the backend's stream type, so the CUDA and HIP backends share them;
+ * {@link CudaOpContext} is the CUDA backend's, with driver kernels.
  */
+import type { BoundValue } from '../../driver/kernel.js';
+import type { Dim3 } from '../../driver/launch-config.js';
 import type { Stream } from '../../driver/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../tensor-view.js';
-import type { RegisteredKernel } from './kernel-registry.js';
+import type { LaunchShape, RegisteredKernel } from './kernel-registry.js';
 import type { ModuleSpec } from './kernel-sources.js';
 
 /** Device memory for the duration of one op. */
@@ -15,15 +20,39 @@ export interface Scratch {
   release(): void;
 }
 
-export interface CudaOpContext {
-  /** Device multiprocessors (for sizing split reductions). */
+/** One launch of an {@link OpKernel} on a backend stream of type S. */
+export interface OpLaunch<S> {
+  grid: Dim3;
+  block: Dim3;
+  sharedMemBytes?: number;
+  stream: S;
+}
+
+/** A kernel as the launchers use it: a bound launcher and its occupancy-derived shape. */
+export interface OpKernel<S> {
+  launch(config: OpLaunch<S>, ...values: BoundValue[]): void;
+  /** The best block size (at most `blockLimit`, 0 = the kernel's own limit) and the resident-grid size for it. */
+  shape(blockLimit?: number): LaunchShape;
+  /**
+   * Blocks of `block` threads with `sharedMemBytes` of dynamic shared memory resident on the
+   * whole device, after raising the kernel's shared-memory limit as far as needed; 0 when the
+   * device cannot give one block that much.
+   */
+  residentGrid(block: number, sharedMemBytes: number): number;
+}
+
+/** What a backend gives the shared op launchers; S is its stream type. */
+export interface OpContext<S> {
+  /** Device multiprocessors (compute units on AMD), for sizing split reductions. */
   readonly multiprocessorCount: number;
+  /** Threads per warp (wavefront): 32 on NVIDIA, 32 or 64 on AMD. Launch plans that give a warp a row use it. */
+  readonly warpSize: number;
   /**
    * Makes the current stream wait for the work of other streams that last
    * used these views' buffers, marks the buffers as used on it, and returns
    * it: everything an op launches goes on this stream.
    */
-  enqueue(...views: (TensorView | undefined)[]): Stream;
+  enqueue(...views: (TensorView | undefined)[]): S;
   /** Device address of a view's first element. */
   address(view: TensorView): bigint;
   /** `bytes` of device memory on the current stream. */
@@ -38,5 +67,10 @@ export interface CudaOpContext {
    * The kernel `name` of `spec()` bound to `signature`, cached under `key`
    * (the spec is built only on the first call for a key).
    */
+  kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): OpKernel<S>;
+}
+
+/** The CUDA backend's op context: driver streams, and kernels that expose the driver Kernel. */
+export interface CudaOpContext extends OpContext<Stream> {
   kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): RegisteredKernel;
 }

@@ -10,7 +10,7 @@ import type { ReduceOp, ReducePlan } from '../backend.js';
 import type { TensorView } from '../tensor-view.js';
 import { reduceSpec } from './kernel-specs.js';
 import { planReduce } from './launch-plans.js';
-import type { CudaOpContext } from './op-context.js';
+import type { OpContext } from './op-context.js';
 
 const ROWS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'f32'];
 const COLS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'f32'];
@@ -22,7 +22,7 @@ const FINISH_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u32', 'f32']
 const PARTIAL_BYTES = 8;
 const SPLIT_BLOCK_LIMIT = 512;
 
-export function reduce(ctx: CudaOpContext, op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
+export function reduce<S>(ctx: OpContext<S>, op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
   const stream = ctx.enqueue(x, out);
   const spec = () => reduceSpec(op, x.dtype);
   const key = `reduce|${op === 'mean' ? 'sum' : op}|${x.dtype}|`;
@@ -34,9 +34,9 @@ export function reduce(ctx: CudaOpContext, op: ReduceOp, x: TensorView, out: Ten
 
   // The split kernels' occupancy decides how many blocks fill the device.
   const splitShape = kernel('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT);
-  const launch = planReduce(plan, x, { residentBlocks: splitShape.maxGrid, block: splitShape.block });
+  const launch = planReduce(plan, x, { residentBlocks: splitShape.maxGrid, block: splitShape.block, warpSize: ctx.warpSize });
   const finish = (partial: bigint, rows: number, splits: number) =>
-    kernel('reduce_finish', FINISH_SIGNATURE).launch({ grid: Math.ceil(rows / 4), block: 128, stream }, partial, po, rows, splits, divisor);
+    kernel('reduce_finish', FINISH_SIGNATURE).launch({ grid: Math.ceil(rows / (128 / ctx.warpSize)), block: 128, stream }, partial, po, rows, splits, divisor);
 
   switch (launch.kind) {
     case 'rowsWarp':

@@ -1,29 +1,41 @@
 /**
- * Softmax, logSoftmax and layerNorm over the rows of [rows, cols] on CUDA,
- * with the row kernel chosen by `planRowKernel` (a warp or a block per row,
- * the row held in registers, or the looped kernel for very long rows).
+ * Softmax, logSoftmax and layerNorm over the rows of [rows, cols] (CUDA and
+ * HIP), with the row kernel chosen by `planRowKernel` (a warp or a block per
+ * row, the row held in registers, or the looped kernel for very long rows),
+ * and the staged softmax for long rows where a block can hold one in shared memory.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../tensor-view.js';
 import { layerNormSpec, softmaxSpec } from './kernel-specs.js';
-import { aligned16, planRowKernel } from './launch-plans.js';
-import type { CudaOpContext } from './op-context.js';
+import { aligned16, planRowKernel, planStagedSoftmax } from './launch-plans.js';
+import type { OpContext } from './op-context.js';
 
 const SOFTMAX_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'i32', 'i32'];
 const SOFTMAX_LOOPED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'i32'];
 const LAYERNORM_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64', 'i32', 'f32'];
 const LAYERNORM_LOOPED: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'f32'];
 
-export function softmax(ctx: CudaOpContext, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
+export function softmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
   const stream = ctx.enqueue(x, out);
-  const launch = planRowKernel('softmax', rows, cols, x.dtype, aligned16(x) && aligned16(out));
+  const launch = planRowKernel('softmax', rows, cols, x.dtype, aligned16(x) && aligned16(out), ctx.warpSize);
+  const staged = planStagedSoftmax(launch, cols, x.dtype);
+  if (staged) {
+    const k = ctx.kernel(`softmax|${x.dtype}|${staged.kernel}`, () => softmaxSpec(x.dtype), staged.kernel, SOFTMAX_CACHED);
+    // A device whose blocks cannot hold a staged row (AMD's 64 KB LDS) keeps the cached kernel.
+    const resident = k.residentGrid(staged.block, staged.sharedMemBytes);
+    if (resident > 0) {
+      const grid = Math.min(rows, resident);
+      k.launch({ grid, block: staged.block, sharedMemBytes: staged.sharedMemBytes, stream }, ctx.address(x), ctx.address(out), rows, cols, log ? 1 : 0);
+      return;
+    }
+  }
   const looped = launch.kernel === 'softmax_looped';
   const k = ctx.kernel(`softmax|${x.dtype}|${launch.kernel}`, () => softmaxSpec(x.dtype), launch.kernel, looped ? SOFTMAX_LOOPED : SOFTMAX_CACHED);
   k.launch({ grid: launch.grid, block: launch.block, stream }, ctx.address(x), ctx.address(out), rows, cols, log ? 1 : 0);
 }
 
-export function layerNorm(
-  ctx: CudaOpContext,
+export function layerNorm<S>(
+  ctx: OpContext<S>,
   x: TensorView,
   gamma: TensorView | undefined,
   beta: TensorView | undefined,
@@ -34,7 +46,7 @@ export function layerNorm(
 ): void {
   const stream = ctx.enqueue(x, gamma, beta, out);
   const vecOk = aligned16(x) && aligned16(out) && (!gamma || aligned16(gamma)) && (!beta || aligned16(beta));
-  const launch = planRowKernel('layernorm', rows, cols, x.dtype, vecOk);
+  const launch = planRowKernel('layernorm', rows, cols, x.dtype, vecOk, ctx.warpSize);
   const looped = launch.kernel === 'layernorm_looped';
   const k = ctx.kernel(
     `layernorm|${x.dtype}|${launch.kernel}`,

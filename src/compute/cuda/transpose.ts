@@ -4,11 +4,11 @@ import { dtypeSize } from '../dtype.js';
 import type { TensorView } from '../tensor-view.js';
 import { transposeSpec } from './kernel-specs.js';
 import { planTranspose } from './launch-plans.js';
-import type { CudaOpContext } from './op-context.js';
+import type { OpContext } from './op-context.js';
 
 const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u32', 'u32', 'u32'];
 
-export function transpose(ctx: CudaOpContext, x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
+export function transpose<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
   const stream = ctx.enqueue(x, out);
   const k = ctx.kernel(`transpose|${dtypeSize[x.dtype]}`, () => transposeSpec(x.dtype), 'transpose_tiled', SIGNATURE);
   const { grid, block } = planTranspose(batch, rows, cols);

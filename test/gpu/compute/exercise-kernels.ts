@@ -114,8 +114,8 @@ function exerciseShared(dtype: DType, isFloat: boolean): void {
     launches++;
   }
   if (isFloat) {
-    // Row kernels: warp scalar/vector, block scalar/vector, looped.
-    for (const [rows, cols] of [[5, 7], [3, 1024], [2, 1025], [2, 4096], [2, 40000]] as const) {
+    // Row kernels: warp scalar/vector, block scalar/vector, staged softmax (32K), looped.
+    for (const [rows, cols] of [[5, 7], [3, 1024], [2, 1025], [2, 4096], [2, 32768], [2, 40000]] as const) {
       const x = input([rows, cols], dtype);
       backend.softmax(x, guarded([rows, cols], dtype), rows, cols, false);
       backend.softmax(x, guarded([rows, cols], dtype), rows, cols, true);

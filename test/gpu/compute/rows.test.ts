@@ -43,20 +43,38 @@ function layerNormRow(row: number[], gamma: number[] | undefined, beta: number[]
   return row.map((v, j) => (v - mean) * rstd * (gamma ? gamma[j]! : 1) + (beta ? beta[j]! : 0));
 }
 
+/** (log)softmax of fresh random [rows, cols] on CUDA against float64 and the CPU backend. */
+function checkSoftmax(rows: number, cols: number, dtype: (typeof FLOAT_DTYPES)[number], log: boolean, spread: number): void {
+  const [x, xc] = twin(pair, randomValues(rows * cols, freshSeed(), spread), [rows, cols], dtype);
+  using y = log ? pair.cuda.logSoftmax(x) : pair.cuda.softmax(x);
+  using yc = log ? pair.cpu.logSoftmax(xc) : pair.cpu.softmax(xc);
+  const ref = rowsRef(valuesOf(x), cols, (row) => softmaxRow(row, log));
+  expectMatches(`${log ? 'logSoftmax' : 'softmax'} ${dtype} [${rows}, ${cols}]`, valuesOf(y), ref, valuesOf(yc), dtype);
+  x.dispose();
+  xc.dispose();
+}
+
 describe.skipIf(!gpuAvailable)('CUDA softmax and logSoftmax', () => {
   for (const dtype of FLOAT_DTYPES) {
     it.each([false, true])(`log=%s (${dtype})`, (log) => {
-      for (const [rows, cols] of SHAPES) {
-        const [x, xc] = twin(pair, randomValues(rows * cols, freshSeed(), 3), [rows, cols], dtype);
-        using y = log ? pair.cuda.logSoftmax(x) : pair.cuda.softmax(x);
-        using yc = log ? pair.cpu.logSoftmax(xc) : pair.cpu.softmax(xc);
-        const ref = rowsRef(valuesOf(x), cols, (row) => softmaxRow(row, log));
-        expectMatches(`${log ? 'logSoftmax' : 'softmax'} ${dtype} [${rows}, ${cols}]`, valuesOf(y), ref, valuesOf(yc), dtype);
-        x.dispose();
-        xc.dispose();
-      }
+      for (const [rows, cols] of SHAPES) checkSoftmax(rows, cols, dtype, log, 3);
     });
   }
+});
+
+/**
+ * Rows of 64 KB and more take the staged kernel, whose resident blocks each walk many rows
+ * while staging the next one: more rows than an H200 holds blocks, so every block loops.
+ */
+describe.skipIf(!gpuAvailable)('CUDA softmax over long rows, staged', () => {
+  const STAGED: [number, number, (typeof FLOAT_DTYPES)[number]][] = [
+    [700, 16_384, 'f32'],
+    [300, 32_768, 'f32'],
+    [300, 32_768, 'bf16'],
+  ];
+  it.each([false, true])('log=%s', (log) => {
+    for (const [rows, cols, dtype] of STAGED) checkSoftmax(rows, cols, dtype, log, 4);
+  });
 });
 
 describe.skipIf(!gpuAvailable)('CUDA layerNorm', () => {

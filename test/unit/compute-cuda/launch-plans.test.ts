@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BroadcastPlan } from '../../../src/compute/backend.js';
 import type { DType } from '../../../src/compute/dtype.js';
 import { makeView, type TensorView } from '../../../src/compute/tensor-view.js';
-import { rowKernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import { kernelNames, rowKernelNames, softmaxSpec } from '../../../src/compute/cuda/kernel-specs.js';
 import {
   accessKind,
   aligned16,
@@ -10,6 +10,7 @@ import {
   planBinary,
   planReduce,
   planRowKernel,
+  planStagedSoftmax,
   planTranspose,
 } from '../../../src/compute/cuda/launch-plans.js';
 
@@ -89,6 +90,26 @@ describe('planRowKernel', () => {
   it('falls back to the looped kernel beyond what registers hold', () => {
     expect(planRowKernel('softmax', 2, MAX_CACHED_COLS + 4, 'f32', true).kernel).toBe('softmax_looped');
     expect(planRowKernel('softmax', 2, 16 * 1024 + 1, 'f32', true).kernel).toBe('softmax_looped');
+  });
+
+  it('stages rows of 64 KB and more, with shared memory for one row per block', () => {
+    const staged = (cols: number, dtype: DType, vecOk = true, prefix = 'softmax') =>
+      planStagedSoftmax(planRowKernel(prefix, 5000, cols, dtype, vecOk), cols, dtype);
+    expect(staged(32_768, 'f32')).toEqual({ kernel: 'softmax_staged_8', block: 1024, sharedMemBytes: 131_072 });
+    expect(staged(16_384, 'f32')).toEqual({ kernel: 'softmax_staged_8', block: 512, sharedMemBytes: 65_536 });
+    expect(staged(32_768, 'bf16')).toEqual({ kernel: 'softmax_staged_4', block: 1024, sharedMemBytes: 65_536 });
+    expect(staged(8192, 'f32')).toBeUndefined();
+    expect(staged(16_384, 'bf16')).toBeUndefined();
+    expect(staged(32_768, 'f32', false)).toBeUndefined();
+    expect(staged(32_767, 'f32')).toBeUndefined();
+    expect(staged(32_768, 'f32', true, 'layernorm')).toBeUndefined();
+    for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+      const names = new Set(kernelNames(softmaxSpec(dtype)));
+      for (let cols = 16_384; cols <= 32_768; cols += 8) {
+        const launch = staged(cols, dtype);
+        if (launch) expect(names.has(launch.kernel)).toBe(true);
+      }
+    }
   });
 
   it('only ever names kernels that row.cuh instantiates, with at most 1024 threads', () => {

@@ -30,7 +30,8 @@ describe('matmul kernel variants', () => {
     }
     expect(configName(SIMT_CONFIGS[0]!)).toBe('simt128x128x16w32x64t8x8m1');
     expect(configName(MMA16_CONFIGS[0]!)).toBe('mma128x256x32w2x4s4');
-    expect(configName(WGMMA_CONFIGS[0]!)).toBe('wgmma128x128s4');
+    expect(configName(WGMMA_CONFIGS[0]!)).toBe('wgmma128x256s4c2');
+    expect(configName(WGMMA_CONFIGS[1]!)).toBe('wgmma128x256s4');
   });
 
   it('every configuration has whole warps and thread tiles that cover its block tile', () => {
@@ -68,7 +69,7 @@ describe('matmul kernel variants', () => {
     // tf32, A m-major (transA): 16×(128+8); B k-major (transB): 256×(16+4); 4 bytes.
     expect(dynamicSharedBytes(variant(MMA_TF32_CONFIGS[0]!, 'f32', true, true))).toBe(4 * (16 * 136 + 256 * 20) * 4);
     expect(dynamicSharedBytes(variant(SIMT_CONFIGS[0]!, 'f32'))).toBe(0);
-    expect(dynamicSharedBytes(variant(WGMMA_CONFIGS[1]!, 'f16'))).toBe(1024 + 4 * (128 + 256) * 128 + 64);
+    expect(dynamicSharedBytes(variant(WGMMA_CONFIGS[1]!, 'f16'))).toBe(1024 + 4 * (128 + 256) * 128 + 2 * 64 * 40 * 4 + 64);
   });
 
   it('derives module defines and launch shapes', () => {
@@ -76,34 +77,37 @@ describe('matmul kernel variants', () => {
     expect(simt.file).toBe('matmul_f32.cu');
     // 16-bit storage never takes the 16-byte f32 paths.
     expect(simt.defines).toMatchObject({ GC_DTYPE: 'GC_F16', GC_TRANS_A: 1, GC_TRANS_B: 0, GC_VEC_A: 0, GC_VEC_B: 0, GC_VEC_C: 0 });
-    const tc = kernelSource(variant(MMA16_CONFIGS[2]!, 'bf16', false, true));
+    const tc = kernelSource(variant(MMA16_CONFIGS[3]!, 'bf16', false, true));
     expect(tc).toMatchObject({ file: 'matmul_tc.cu', entry: 'matmul_tc', defines: { GC_TC_TYPE: 'GC_BF16', GC_BM: 128, GC_STAGES: 4, GC_TRANS_B: 1 } });
     expect(tc.arch).toBeUndefined();
     const wg = kernelSource(variant(WGMMA_CONFIGS[2]!, 'f16'));
-    expect(wg).toMatchObject({ file: 'matmul_wgmma.cu', arch: 'sm_90a', defines: { GC_WG_TYPE: 'GC_F16', GC_BN: 128, GC_STAGES: 6 } });
+    expect(wg).toMatchObject({ file: 'matmul_wgmma.cu', arch: 'sm_90a', defines: { GC_WG_TYPE: 'GC_F16', GC_BN: 128, GC_STAGES: 6, GC_CLUSTER: 2 } });
     expect(launchShape(variant(MMA16_CONFIGS[0]!, 'f16'), 300, 513, 7)).toEqual({
       grid: [3 * 3, 1, 7],
       block: 256,
       sharedMemBytes: dynamicSharedBytes(variant(MMA16_CONFIGS[0]!, 'f16')),
     });
+    // Persistent Hopper grid: one block per tile of every batch entry, at most the device's capacity, whole clusters.
     expect(launchShape(variant(WGMMA_CONFIGS[1]!, 'f16'), 4096, 4096, 1).grid).toEqual([32 * 16, 1, 1]);
+    expect(launchShape(variant(WGMMA_CONFIGS[1]!, 'f16'), 4096, 4096, 3, 132).grid).toEqual([132, 1, 1]);
+    expect(launchShape(variant(WGMMA_CONFIGS[0]!, 'f16'), 300, 300, 1, 132).grid).toEqual([2 * 2 * 2, 1, 1]);
+    expect(launchShape(variant(WGMMA_CONFIGS[0]!, 'f16'), 8192, 8192, 1, 131).grid).toEqual([130, 1, 1]);
   });
 
-  it('checks 16-byte alignment of bases and rows, and epilogue vector widths', () => {
+  it('checks 16-byte alignment of bases and rows, and the SIMT epilogue vector width', () => {
     expect(operandAligned(0x1000n, 64, 2)).toBe(true);
     expect(operandAligned(0x1008n, 64, 2)).toBe(false);
     expect(operandAligned(0x1000n, 63, 2)).toBe(false);
     expect(operandAligned(0x1000n, 4, 4)).toBe(true);
-    expect(epilogueVectorOk('simt', 'f32', 8, [0x100n, 0x110n])).toBe(true);
-    expect(epilogueVectorOk('simt', 'f32', 6, [0x100n])).toBe(false);
-    expect(epilogueVectorOk('mma', 'f16', 6, [0x104n])).toBe(true);
-    expect(epilogueVectorOk('mma', 'f16', 6, [0x102n])).toBe(false);
+    expect(epilogueVectorOk(8, [0x100n, 0x110n])).toBe(true);
+    expect(epilogueVectorOk(6, [0x100n])).toBe(false);
+    expect(epilogueVectorOk(8, [0x100n, 0x108n])).toBe(false);
   });
 
   it('heuristic: the largest tile that still fills the SMs, in family order; the smallest tile for small products', () => {
     expect(heuristicConfig(['wgmma', 'mma'], 'f16', 4096, 4096, 1, 132)).toBe(WGMMA_CONFIGS[0]);
-    expect(heuristicConfig(['wgmma', 'mma'], 'f16', 1024, 1024, 1, 132)).toBe(MMA16_CONFIGS[4]);
-    expect(heuristicConfig(['mma'], 'f16', 2048, 2048, 1, 132)).toBe(MMA16_CONFIGS[2]);
+    expect(heuristicConfig(['wgmma', 'mma'], 'f16', 1024, 1024, 1, 132)).toBe(MMA16_CONFIGS[5]);
+    expect(heuristicConfig(['mma'], 'f16', 2048, 2048, 1, 132)).toBe(MMA16_CONFIGS[3]);
     expect(heuristicConfig(['simt'], 'f32', 32, 128, 1, 132)).toBe(SIMT_CONFIGS[SIMT_CONFIGS.length - 1]);
     expect(heuristicConfig(['simt'], 'f32', 32, 128, 200, 132)).toBe(SIMT_CONFIGS[0]);
     expect(candidateConfigs('mma', 'f32')).toBe(MMA_TF32_CONFIGS);

@@ -1,0 +1,300 @@
+// The recurrence of a GRU (PyTorch's gate order r, z, n) for E independent members at once.
+// The input projections gx = x·W_ihᵀ of every timestep come precomputed (one GEMM); these
+// kernels add h·W_hhᵀ, both biases, the gates and the update:
+//   r = σ(gx_r + b_ir + gh_r + b_hr)   z = σ(gx_z + b_iz + gh_z + b_hz)
+//   n = tanh(gx_n + b_in + r·(gh_n + b_hn))   h' = (1 − z)·n + z·h
+// Specialised with -DGC_DTYPE=<float dtype code>; math in f32, every stored h rounded to T, and
+// the next step reads the rounded h (as the CPU backend does).
+//
+// Where h_t lives: hseq + e·sE + b·sB + (t mod slots)·sT (slots = T for a returned sequence, 2
+// for a ring when only the last state is wanted); hN [E, B, H] gets the last step's state.
+//
+// gru_persistent: one cooperative launch for all T steps. Each block owns `units` hidden units
+// of one member and keeps their 3·units rows of W_hh in shared memory for the whole sequence;
+// blocks meet at a grid-wide barrier between steps.
+// gru_gates: one step, given gh = h·W_hhᵀ from a GEMM; one block per (member, batch row), with an
+// optional layer norm of the new state (which then is the state carried on).
+#include "dtype.cuh"
+#include "block-reduce.cuh"
+#include "ops.cuh"
+
+// Two blocks per SM fit in registers (128 each) where shared memory allows it.
+#define GRU_THREADS 256
+// Timestep chunk of the K loop (columns of h staged per round).
+#define GRU_KC 16
+// Most h elements one thread stages per chunk: BT·GRU_KC/GRU_THREADS = 16·TB/units.
+#define GRU_STAGE 16
+
+// h written by other blocks during this launch: read through L2, never a stale L1 line.
+__device__ __forceinline__ float load_cg(const float* p) {
+  float v;
+  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float load_cg(const f16_t* p) {
+  f16_t h;
+  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h.bits) : "l"(p));
+  return to_float(h);
+}
+__device__ __forceinline__ float load_cg(const bf16_t* p) {
+  bf16_t h;
+  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h.bits) : "l"(p));
+  return to_float(h);
+}
+
+__device__ __forceinline__ float gru_update(float xr, float xz, float xn, float hr, float hz, float hn, float hprev) {
+  const float r = gc_sigmoid(xr + hr);
+  const float z = gc_sigmoid(xz + hz);
+  const float n = tanhf(xn + r * hn);
+  return (1.0f - z) * n + z * hprev;
+}
+
+struct GruSeq {
+  T* base;
+  idx_t sE, sB, sT;
+  int slots;
+  __device__ __forceinline__ T* at(int e, int b, int t) const {
+    return base + (idx_t)e * sE + (idx_t)b * sB + (idx_t)(t % slots) * sT;
+  }
+};
+
+// The state before step t of row (e, b): h0 at t = 0, else the slot written at t − 1.
+__device__ __forceinline__ const T* prev_row(const T* h0, const GruSeq& seq, int e, int b, int t, int B, int H) {
+  return t == 0 ? h0 + ((idx_t)e * B + b) * H : seq.at(e, b, t - 1);
+}
+
+__device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Grid-wide barrier over a monotonic counter (the launch is cooperative, so every block is
+// resident): arrival `round` completes when the counter reaches round·blocks.
+__device__ __forceinline__ void grid_barrier(unsigned int* counter, unsigned int round) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(counter, 1u);
+    const unsigned int target = round * gridDim.x;
+    while (load_acquire(counter) < target) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// TB batch rows per thread; block = GRU_THREADS threads = (GRU_THREADS/units) batch groups × units.
+// Shared memory: ws [H][3·units] (k-major: the 3·units values a k-step needs sit together),
+// biases [6·units], hs [2][GRU_KC][BT + 4] (the staged slice of h, batch-minor, double-buffered).
+template <int TB>
+__device__ __forceinline__ void gru_persistent_body(const T* __restrict__ gx, idx_t gxE, idx_t gxB, idx_t gxT,
+                                                    const T* __restrict__ whh, const T* __restrict__ bih,
+                                                    const T* __restrict__ bhh, const T* __restrict__ h0, GruSeq seq,
+                                                    T* __restrict__ hN, int B, int steps, int H, int units,
+                                                    unsigned int* counter) {
+  extern __shared__ float smem[];
+  const int blocksPerMember = (H + units - 1) / units;
+  const int e = blockIdx.x / blocksPerMember;
+  const int j0 = (blockIdx.x % blocksPerMember) * units;
+  const int rows3 = 3 * units;
+  const int groups = GRU_THREADS / units;  // batch groups
+  const int BT = groups * TB;              // batch rows per tile
+  const int hsStride = BT + 4;
+  float* ws = smem;
+  float* bias = ws + (idx_t)H * rows3;
+  float* hs = smem + (((idx_t)H * rows3 + 2 * rows3 + 3) & ~(idx_t)3);  // 16-byte aligned for float4 reads
+
+  const idx_t wBase = (idx_t)e * 3 * H * H;
+  for (idx_t i = threadIdx.x; i < (idx_t)rows3 * H; i += GRU_THREADS) {
+    const int row = (int)(i / H), k = (int)(i % H);
+    const int g = row / units, u = row % units;
+    const int j = j0 + u;
+    ws[(idx_t)k * rows3 + row] = j < H ? widen(whh[wBase + ((idx_t)g * H + j) * H + k]) : 0.0f;
+  }
+  for (int i = threadIdx.x; i < rows3; i += GRU_THREADS) {
+    const int g = i / units, j = j0 + i % units;
+    const idx_t at = (idx_t)e * 3 * H + (idx_t)g * H + j;
+    bias[i] = j < H && bih ? widen(bih[at]) : 0.0f;
+    bias[rows3 + i] = j < H && bhh ? widen(bhh[at]) : 0.0f;
+  }
+  __syncthreads();
+
+  const int u = threadIdx.x % units;
+  const int bg = threadIdx.x / units;
+  const int j = j0 + u;
+  const int chunks = (H + GRU_KC - 1) / GRU_KC;
+  // Staging: thread i moves elements i, i + GRU_THREADS, ... of a [BT][GRU_KC] chunk
+  // (the host keeps units ≥ TB, so that is at most GRU_STAGE elements).
+  const int perThread = BT * GRU_KC / GRU_THREADS;
+
+  for (int t = 0; t < steps; ++t) {
+    // Row b of the previous state sits at prev + b·prevStride (h0 dense, or the sequence slot).
+    const T* prev = t == 0 ? h0 + (idx_t)e * B * H : seq.at(e, 0, t - 1);
+    const idx_t prevStride = t == 0 ? (idx_t)H : seq.sB;
+    for (int b0 = 0; b0 < B; b0 += BT) {
+      // Groups past the last row skip the products, leaving the issue slots to the rows that count.
+      const bool active = b0 + bg * TB < B;
+      float acc[TB][3];
+#pragma unroll
+      for (int r = 0; r < TB; ++r) acc[r][0] = acc[r][1] = acc[r][2] = 0.0f;
+
+      // Chunk c + 1 is fetched into registers before chunk c is multiplied, and stored to the
+      // other buffer after it, so the L2 latency hides behind the FMAs.
+      float pre[GRU_STAGE];
+      // Element q of this thread: row b0 + threadIdx.x / GRU_KC + q·rowStep, column threadIdx.x % GRU_KC
+      // of the chunk; one pointer walks the rows so that no per-element address stays live.
+      const int rowStep = GRU_THREADS / GRU_KC;
+      const int firstRow = b0 + threadIdx.x / GRU_KC;
+      auto fetch = [&](int chunk) {
+        const int k = chunk * GRU_KC + threadIdx.x % GRU_KC;
+        const T* p = prev + firstRow * prevStride + k;
+        const idx_t step = rowStep * prevStride;
+#pragma unroll
+        for (int q = 0; q < GRU_STAGE; ++q) {
+          pre[q] = q < perThread && firstRow + q * rowStep < B && k < H ? load_cg(p) : 0.0f;
+          p += step;
+        }
+      };
+      auto store = [&](int buf) {
+        float* dst = hs + buf * GRU_KC * hsStride;
+#pragma unroll
+        for (int q = 0; q < GRU_STAGE; ++q) {
+          const int i = threadIdx.x + q * GRU_THREADS;
+          if (q < perThread) dst[(i % GRU_KC) * hsStride + i / GRU_KC] = pre[q];
+        }
+      };
+      fetch(0);
+      store(0);
+      __syncthreads();
+      for (int c = 0; c < chunks; ++c) {
+        if (c + 1 < chunks) fetch(c + 1);
+        const float* src = hs + (c & 1) * GRU_KC * hsStride + bg * TB;
+        const float* w = ws + (idx_t)c * GRU_KC * rows3 + u;
+        const int kEnd = active ? min(GRU_KC, H - c * GRU_KC) : 0;
+        for (int kk = 0; kk < kEnd; ++kk) {
+          const float wr = w[kk * rows3], wz = w[kk * rows3 + units], wn = w[kk * rows3 + 2 * units];
+          float hv[TB];
+          if constexpr (TB % 4 == 0) {
+#pragma unroll
+            for (int r = 0; r < TB; r += 4) {
+              const float4 q = *reinterpret_cast<const float4*>(src + kk * hsStride + r);
+              hv[r] = q.x;
+              hv[r + 1] = q.y;
+              hv[r + 2] = q.z;
+              hv[r + 3] = q.w;
+            }
+          } else {
+#pragma unroll
+            for (int r = 0; r < TB; ++r) hv[r] = src[kk * hsStride + r];
+          }
+#pragma unroll
+          for (int r = 0; r < TB; ++r) {
+            acc[r][0] = fmaf(hv[r], wr, acc[r][0]);
+            acc[r][1] = fmaf(hv[r], wz, acc[r][1]);
+            acc[r][2] = fmaf(hv[r], wn, acc[r][2]);
+          }
+        }
+        if (c + 1 < chunks) store((c + 1) & 1);
+        __syncthreads();
+      }
+      if (j < H) {
+        const float bir = bias[u], biz = bias[units + u], bin = bias[2 * units + u];
+        const float bhr = bias[rows3 + u], bhz = bias[rows3 + units + u], bhn = bias[rows3 + 2 * units + u];
+#pragma unroll
+        for (int r = 0; r < TB; ++r) {
+          const int b = b0 + bg * TB + r;
+          if (b >= B) break;
+          const T* x = gx + (idx_t)e * gxE + (idx_t)b * gxB + (idx_t)t * gxT + j;
+          const float hprev = load_cg(prev + b * prevStride + j);
+          const float h = gru_update(widen(x[0]) + bir, widen(x[H]) + biz, widen(x[2 * H]) + bin, acc[r][0] + bhr,
+                                     acc[r][1] + bhz, acc[r][2] + bhn, hprev);
+          const T stored = narrow<T>(h);
+          seq.at(e, b, t)[j] = stored;
+          if (t == steps - 1) hN[((idx_t)e * B + b) * H + j] = stored;
+        }
+      }
+    }
+    if (t + 1 < steps) grid_barrier(counter, (unsigned int)(t + 1));
+  }
+  // Leave the counter at zero for the next kernel: the last block to arrive here resets it
+  // (every block has then passed every barrier and reads it no more).
+  if (steps > 1) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      const unsigned int total = (unsigned int)steps * gridDim.x;
+      if (atomicAdd(counter, 1u) == total - 1) atomicExch(counter, 0u);
+    }
+  }
+}
+
+#define GRU_PERSISTENT(TB)                                                                                            \
+  extern "C" __global__ void __launch_bounds__(GRU_THREADS, 2) gru_persistent_tb##TB(                                  \
+      const T* __restrict__ gx, idx_t gxE, idx_t gxB, idx_t gxT, const T* __restrict__ whh,                        \
+      const T* __restrict__ bih, const T* __restrict__ bhh, const T* __restrict__ h0, T* hseq, idx_t sE, idx_t sB,  \
+      idx_t sT, int slots, T* __restrict__ hN, int B, int steps, int H, int units, unsigned int* counter) {          \
+    GruSeq seq = {hseq, sE, sB, sT, slots};                                                                         \
+    gru_persistent_body<TB>(gx, gxE, gxB, gxT, whh, bih, bhh, h0, seq, hN, B, steps, H, units, counter);          \
+  }
+
+GRU_PERSISTENT(2)
+GRU_PERSISTENT(8)
+
+// One step t from gh [E, B, 3H] (dense, h·W_hhᵀ without bias). Block (e, b) = blockIdx.x; the
+// new row is also written densely to hdense [E, B, H] (when not null) for the next step's GEMM.
+// With lnOn, the row is normalised, (h − mean)/√(var + eps)·gamma + beta (gamma/beta [E, H], each
+// may be null), computed from the unrounded f32 row staged in shared memory [H].
+extern "C" __global__ void __launch_bounds__(256) gru_gates(const T* __restrict__ gx, idx_t gxE, idx_t gxB, idx_t gxT,
+                                                            const T* __restrict__ gh, const T* __restrict__ bih,
+                                                            const T* __restrict__ bhh, const T* __restrict__ h0, T* hseq,
+                                                            idx_t sE, idx_t sB, idx_t sT, int slots, T* hdense,
+                                                            T* __restrict__ hN, int B, int t, int steps, int H, int lnOn,
+                                                            const T* __restrict__ gamma, const T* __restrict__ beta,
+                                                            float eps) {
+  extern __shared__ float row[];
+  __shared__ float red[32];
+  const GruSeq seq = {hseq, sE, sB, sT, slots};
+  const int e = blockIdx.x / B, b = blockIdx.x % B;
+  const T* x = gx + (idx_t)e * gxE + (idx_t)b * gxB + (idx_t)t * gxT;
+  const T* g = gh + ((idx_t)e * B + b) * 3 * H;
+  const T* prev = prev_row(h0, seq, e, b, t, B, H);
+  const idx_t bRow = (idx_t)e * 3 * H;
+  T* out = seq.at(e, b, t);
+  T* dense = hdense ? hdense + ((idx_t)e * B + b) * H : nullptr;
+  T* last = t == steps - 1 ? hN + ((idx_t)e * B + b) * H : nullptr;
+  float sum = 0.0f;
+  for (int j = threadIdx.x; j < H; j += blockDim.x) {
+    const float bir = bih ? widen(bih[bRow + j]) : 0.0f, biz = bih ? widen(bih[bRow + H + j]) : 0.0f,
+                bin = bih ? widen(bih[bRow + 2 * H + j]) : 0.0f;
+    const float bhr = bhh ? widen(bhh[bRow + j]) : 0.0f, bhz = bhh ? widen(bhh[bRow + H + j]) : 0.0f,
+                bhn = bhh ? widen(bhh[bRow + 2 * H + j]) : 0.0f;
+    const float h = gru_update(widen(x[j]) + bir, widen(x[H + j]) + biz, widen(x[2 * H + j]) + bin, widen(g[j]) + bhr,
+                               widen(g[H + j]) + bhz, widen(g[2 * H + j]) + bhn, widen(prev[j]));
+    if (lnOn) {
+      row[j] = h;
+      sum += h;
+    } else {
+      const T stored = narrow<T>(h);
+      out[j] = stored;
+      if (dense) dense[j] = stored;
+      if (last) last[j] = stored;
+    }
+  }
+  if (!lnOn) return;
+  const float mean = block_reduce<ReduceSum<float> >(sum, red) / (float)H;
+  float squares = 0.0f;
+  for (int j = threadIdx.x; j < H; j += blockDim.x) {
+    const float d = row[j] - mean;
+    squares += d * d;
+  }
+  const float invStd = rsqrtf(block_reduce<ReduceSum<float> >(squares, red) / (float)H + eps);
+  const idx_t pRow = (idx_t)e * H;
+  for (int j = threadIdx.x; j < H; j += blockDim.x) {
+    const float v = (row[j] - mean) * invStd * (gamma ? widen(gamma[pRow + j]) : 1.0f) + (beta ? widen(beta[pRow + j]) : 0.0f);
+    const T stored = narrow<T>(v);
+    out[j] = stored;
+    if (dense) dense[j] = stored;
+    if (last) last[j] = stored;
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * The front-end of `gpu.attention(q, k, v, options)`: scaled dot-product attention forward
+ * (softmax(scale·q·kᵀ + mask)·v) on `[batch, heads, seq, headDim]` tensors, validated here so
+ * every backend gets dense, consistent views and reports bad input the same way.
+ *
+ * Semantics shared by every backend:
+ * - q is `[B, Hq, Sq, D]`, k and v are `[B, Hkv, Sk, D]` with Hq a multiple of Hkv (grouped-query
+ *   and multi-query attention: q head h reads k/v head ⌊h / (Hq / Hkv)⌋). Sq may differ from Sk.
+ * - `causal` is PyTorch SDPA's `is_causal`: the mask is the lower triangle of an Sq × Sk matrix of
+ *   ones aligned top-left, so query i sees keys 0..i (all of them when i ≥ Sk - 1).
+ * - `keyLengths[b]` keeps keys 0..len-1 of batch entry b and masks the rest (padding). A tensor's
+ *   values are clamped to [0, Sk] on the device (they cannot be checked without a sync); a number
+ *   array is checked here.
+ * - A query row that sees no key (keyLengths 0, or Sk = 0) gets an output of 0 and a
+ *   log-sum-exp of -Infinity, where a plain softmax would give NaN.
+ * - f16/bf16 inputs are multiplied with f32 accumulation; softmax statistics are f32.
+ */
+import { InvalidArgumentError } from '../errors.js';
+import type { DType } from './dtype.js';
+import type { GpuCompute } from './gpu-compute.js';
+import type { Tensor } from './tensor.js';
+import type { TensorView } from './tensor-view.js';
+import { formatShape } from './validation.js';
+
+/** Largest head dim the kernels hold on chip (the CPU enforces the same limit, for one meaning everywhere). */
+export const MAX_ATTENTION_HEAD_DIM = 256;
+
+/** Options of {@link attention}. */
+export interface AttentionOptions {
+  /** Mask keys after the query's own position (PyTorch `is_causal`, top-left aligned). Default false. */
+  causal?: boolean;
+  /** Multiplies q·kᵀ before the softmax. Default 1/√headDim. */
+  scale?: number;
+  /**
+   * Valid keys per batch entry, an i32 tensor `[batch]` or a number array of that length; keys
+   * at or after the length are masked. Default: every key is valid.
+   */
+  keyLengths?: Tensor<'i32'> | readonly number[];
+  /** Also return the log-sum-exp of each row's scaled scores, `[B, Hq, Sq]` f32 (for a backward pass). */
+  returnLogSumExp?: boolean;
+}
+
+/** Output and per-row log-sum-exp (natural log) of {@link attention} with `returnLogSumExp: true`. */
+export interface AttentionResult<D extends DType = DType> {
+  out: Tensor<D>;
+  lse: Tensor<'f32'>;
+}
+
+/** One attention forward as a backend executes it. Views are dense and row-major. */
+export interface AttentionParams {
+  /** `[B, Hq, Sq, D]`. */
+  q: TensorView;
+  /** `[B, Hkv, Sk, D]`. */
+  k: TensorView;
+  v: TensorView;
+  /** `[B, Hq, Sq, D]`, the dtype of q. */
+  out: TensorView;
+  /** `[B, Hq, Sq]` f32, when asked for. */
+  lse?: TensorView;
+  /** i32 `[B]`: keys at or after `clamp(len, 0, Sk)` are masked. */
+  keyLengths?: TensorView;
+  batch: number;
+  heads: number;
+  kvHeads: number;
+  seqQ: number;
+  seqK: number;
+  headDim: number;
+  scale: number;
+  causal: boolean;
+}
+
+const ATTENTION_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
+
+/**
+ * softmax(scale·q·kᵀ + mask)·v; see the module comment for shapes and masking.
+ * Returns the output, or `{ out, lse }` with `returnLogSumExp`.
+ */
+export function attention(gpu: GpuCompute, q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
+  const op = 'attention';
+  gpu.checkTensor(op, q, 'q');
+  gpu.checkTensor(op, k, 'k');
+  gpu.checkTensor(op, v, 'v');
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options must be an object`);
+  const dtype = q.dtype;
+  if (!ATTENTION_DTYPES.includes(dtype)) {
+    throw new InvalidArgumentError(`${op}: q must be f32, f16 or bf16, got ${q.toString()}; cast it first, e.g. gpu.cast(q, 'f32')`);
+  }
+  for (const [name, t] of [['k', k], ['v', v]] as const) {
+    if (t.dtype !== dtype) {
+      throw new InvalidArgumentError(`${op}: dtype mismatch: ${name} is ${t.dtype} but q is ${dtype}; cast with gpu.cast(${name}, '${dtype}')`);
+    }
+  }
+  const shape = checkShapes(op, q, k, v);
+  const causal = flag(op, 'causal', options.causal);
+  const returnLse = flag(op, 'returnLogSumExp', options.returnLogSumExp);
+  const scale = options.scale ?? 1 / Math.sqrt(shape.headDim);
+  if (typeof scale !== 'number' || !Number.isFinite(scale)) {
+    throw new InvalidArgumentError(`${op}: scale must be a finite number, got ${String(options.scale)}`);
+  }
+  const lengths = keyLengthsTensor(gpu, op, options.keyLengths, shape.batch, shape.seqK);
+
+  const out = gpu.empty(q.shape, dtype);
+  let lse: Tensor<'f32'> | undefined;
+  try {
+    lse = returnLse ? gpu.empty(q.shape.slice(0, 3), 'f32') : undefined;
+    if (out.size > 0) {
+      if (shape.seqK === 0) {
+        // No key at all: every row is empty (see the module comment).
+        gpu.backend.fill(out.view, 0);
+        if (lse) gpu.backend.fill(lse.view, -Infinity);
+      } else {
+        const params: AttentionParams = { q: q.view, k: k.view, v: v.view, out: out.view, ...shape, scale, causal };
+        if (lse) params.lse = lse.view;
+        if (lengths) params.keyLengths = lengths.tensor.view;
+        gpu.backend.attention(params);
+      }
+    }
+  } catch (err) {
+    out.dispose();
+    lse?.dispose();
+    throw err;
+  } finally {
+    // A temporary lengths tensor may go at once: the pool reuses its memory in stream order.
+    if (lengths?.owned) lengths.tensor.dispose();
+  }
+  return lse ? { out, lse } : out;
+}
+
+type Shape = Pick<AttentionParams, 'batch' | 'heads' | 'kvHeads' | 'seqQ' | 'seqK' | 'headDim'>;
+
+function checkShapes(op: string, q: Tensor, k: Tensor, v: Tensor): Shape {
+  for (const [name, t] of [['q', q], ['k', k], ['v', v]] as const) {
+    if (t.rank !== 4) throw new InvalidArgumentError(`${op}: ${name} must be [batch, heads, seq, headDim], got ${t.toString()}`);
+  }
+  const [batch, heads, seqQ, headDim] = q.shape as [number, number, number, number];
+  const [kb, kvHeads, seqK, kd] = k.shape as [number, number, number, number];
+  if (formatShape(v.shape) !== formatShape(k.shape)) {
+    throw new InvalidArgumentError(`${op}: v ${formatShape(v.shape)} must have the shape of k ${formatShape(k.shape)}`);
+  }
+  if (kb !== batch) throw new InvalidArgumentError(`${op}: batch differs: q ${formatShape(q.shape)} vs k ${formatShape(k.shape)}`);
+  if (kd !== headDim) throw new InvalidArgumentError(`${op}: head dims differ: q ${formatShape(q.shape)} vs k ${formatShape(k.shape)}`);
+  if (headDim === 0 || headDim > MAX_ATTENTION_HEAD_DIM) {
+    throw new InvalidArgumentError(`${op}: head dim must be 1..${MAX_ATTENTION_HEAD_DIM}, got ${headDim} (q ${formatShape(q.shape)})`);
+  }
+  if (kvHeads === 0 ? heads !== 0 : heads % kvHeads !== 0) {
+    throw new InvalidArgumentError(
+      `${op}: q heads (${heads}) must be a multiple of k/v heads (${kvHeads}) for grouped-query attention (q ${formatShape(q.shape)}, k ${formatShape(k.shape)})`,
+    );
+  }
+  return { batch, heads, kvHeads, seqQ, seqK, headDim };
+}
+
+/** The lengths as an i32 tensor `[batch]` (a temporary one, `owned`, for a number array). */
+function keyLengthsTensor(
+  gpu: GpuCompute,
+  op: string,
+  lengths: AttentionOptions['keyLengths'],
+  batch: number,
+  seqK: number,
+): { tensor: Tensor; owned: boolean } | undefined {
+  if (lengths === undefined) return undefined;
+  if (Array.isArray(lengths)) {
+    if (lengths.length !== batch) throw new InvalidArgumentError(`${op}: keyLengths has ${lengths.length} entries, expected one per batch entry (${batch})`);
+    lengths.forEach((len: unknown, b) => {
+      if (typeof len !== 'number' || !Number.isInteger(len) || len < 0 || len > seqK) {
+        throw new InvalidArgumentError(`${op}: keyLengths[${b}] must be an integer in [0, ${seqK}] (the key sequence length), got ${String(len)}`);
+      }
+    });
+    return { tensor: gpu.tensor(lengths as number[], [batch], 'i32'), owned: true };
+  }
+  gpu.checkTensor(op, lengths, 'keyLengths');
+  if (lengths.dtype !== 'i32' || lengths.rank !== 1 || lengths.shape[0] !== batch) {
+    throw new InvalidArgumentError(`${op}: keyLengths must be an i32 tensor [${batch}] (one length per batch entry), got ${lengths.toString()}`);
+  }
+  return { tensor: lengths, owned: false };
+}
+
+function flag(op: string, name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${op}: ${name} must be a boolean, got ${String(value)}`);
+  return value;
+}

@@ -1,0 +1,148 @@
+/**
+ * Attention forward on the CUDA backend: on sm_90 the Hopper (wgmma) kernel for f16/bf16 at head
+ * dims 64 and 128, else the tensor-core (mma.sync) flash-attention kernel for f16/bf16 on sm_80
+ * and up, and the CUDA-core kernel for f32 (and for f16/bf16 on older GPUs). Within a family
+ * the first candidate tile whose shared memory fits the device runs; `config` overrides the
+ * choice (tests reach every kernel with it, the benchmark times the alternatives).
+ * The only memory used besides the inputs and outputs is the kernels' shared memory.
+ */
+import type { BoundKernel, Kernel } from '../../driver/kernel.js';
+import { Module } from '../../driver/module.js';
+import { GpuError } from '../../errors.js';
+import type { ArgType } from '../../ffi/kernel-args.js';
+import type { AttentionParams } from '../attention-op.js';
+import {
+  attentionConfigName,
+  attentionSharedBytes,
+  attentionSpec,
+  ATTENTION_ENTRY,
+  blockRows,
+  mmaCandidates,
+  paddedHeadDim,
+  simtCandidates,
+  threadsPerBlock,
+  wgmmaConfig,
+  type AttentionKernelConfig,
+} from './attention-kernels.js';
+import type { CudaBackend } from './cuda-backend.js';
+import { compileKernelModule, moduleKey, type ModuleSpec } from './kernel-sources.js';
+
+/** q, k, v, out, lse, keyLengths, bh0, heads, group, seqQ, seqK, headDim, scale·log2(e), causal. */
+const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f32', 'i32'];
+/** gridDim.y limit: more (batch, head) pairs are launched in slices. */
+const MAX_GRID_Y = 65535;
+
+/** `GPUCOMPUTE_ATTENTION_WGMMA=0` turns the Hopper kernel off (the mma.sync kernel remains). */
+export function attentionWgmmaEnabled(): boolean {
+  return process.env.GPUCOMPUTE_ATTENTION_WGMMA !== '0';
+}
+
+/** sm_90a kernels by module key, loaded once per backend (the registry compiles for the plain arch). */
+interface HopperState {
+  readonly kernels: Map<string, { kernel: Kernel; launch: BoundKernel }>;
+  readonly modules: Module[];
+}
+const hopperStates = new WeakMap<CudaBackend, HopperState>();
+
+/** Unloads the backend's sm_90a attention modules (called before its context goes). */
+export function releaseCudaAttention(backend: CudaBackend): void {
+  const state = hopperStates.get(backend);
+  if (!state) return;
+  hopperStates.delete(backend);
+  for (const module of state.modules) module.dispose();
+}
+
+/** Whether q, k, v and out rows are whole 16-byte chunks at 16-byte-aligned addresses (cp.async tiles). */
+function rowsAligned(backend: CudaBackend, p: AttentionParams): boolean {
+  return p.headDim % 8 === 0 && [p.q, p.k, p.v, p.out].every((view) => backend.address(view) % 16n === 0n);
+}
+
+/** The kernel configuration `params` runs with on `backend` by default. */
+export function defaultAttentionConfig(backend: CudaBackend, params: AttentionParams): AttentionKernelConfig {
+  const dtype = params.q.dtype;
+  const dp = paddedHeadDim(params.headDim);
+  const { major, minor } = backend.device.computeCapability;
+  const hopper = major === 9 && minor === 0 && attentionWgmmaEnabled() && rowsAligned(backend, params) ? wgmmaConfig(params.headDim, dtype) : undefined;
+  const optin = backend.device.sharedMemoryPerBlockOptin;
+  const tensorCores = dtype !== 'f32' && major >= 8;
+  const candidates: AttentionKernelConfig[] = [...(hopper ? [hopper] : []), ...(tensorCores ? mmaCandidates(dp) : []), ...simtCandidates(dp)];
+  const fits = candidates.find((c) => attentionSharedBytes(c, dp) <= optin);
+  if (!fits) throw new GpuError('UNSUPPORTED', `attention: head dim ${params.headDim} needs more shared memory than this device's ${optin} bytes`);
+  return fits;
+}
+
+/** Runs `params` (validated by the front-end; seqK ≥ 1 and a non-empty output). */
+export function cudaAttention(backend: CudaBackend, params: AttentionParams, config?: AttentionKernelConfig): void {
+  const p = params;
+  const dtype = p.q.dtype;
+  if (dtype === 'i32') throw new GpuError('UNSUPPORTED', 'attention has no i32 kernel');
+  const chosen = config ?? defaultAttentionConfig(backend, p);
+  const dp = paddedHeadDim(p.headDim);
+  const aligned = chosen.family !== 'simt' && rowsAligned(backend, p);
+  if (chosen.family === 'wgmma' && !(aligned && wgmmaConfig(p.headDim, dtype))) {
+    throw new GpuError('UNSUPPORTED', `attention: the Hopper kernel takes f16/bf16 at head dims 64 and 128 with 16-byte-aligned rows`);
+  }
+  const spec = attentionSpec(chosen, dtype, dp, aligned);
+  const shared = attentionSharedBytes(chosen, dp);
+  if (shared > backend.device.sharedMemoryPerBlockOptin) {
+    throw new GpuError('UNSUPPORTED', `attention: ${attentionConfigName(chosen)} at head dim ${dp} needs ${shared} bytes of shared memory`);
+  }
+  const { kernel, launch } = chosen.family === 'wgmma' ? hopperKernel(backend, spec) : registryKernel(backend, spec, ATTENTION_ENTRY[chosen.family]);
+  if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
+
+  const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
+  const q = backend.address(p.q);
+  const k = backend.address(p.k);
+  const v = backend.address(p.v);
+  const out = backend.address(p.out);
+  const lse = p.lse ? backend.address(p.lse) : 0n;
+  const lengths = p.keyLengths ? backend.address(p.keyLengths) : 0n;
+  const pairs = p.batch * p.heads;
+  const tiles = Math.ceil(p.seqQ / blockRows(chosen));
+  const scaleLog2 = p.scale * Math.LOG2E;
+  for (let bh0 = 0; bh0 < pairs; bh0 += MAX_GRID_Y) {
+    launch(
+      { grid: [tiles, Math.min(MAX_GRID_Y, pairs - bh0), 1], block: threadsPerBlock(chosen), sharedMemBytes: shared, stream },
+      q,
+      k,
+      v,
+      out,
+      lse,
+      lengths,
+      bh0,
+      p.heads,
+      p.heads / p.kvHeads,
+      p.seqQ,
+      p.seqK,
+      p.headDim,
+      scaleLog2,
+      p.causal ? 1 : 0,
+    );
+  }
+}
+
+function registryKernel(backend: CudaBackend, spec: ModuleSpec, entry: string): { kernel: Kernel; launch: BoundKernel } {
+  return backend.kernel(`${moduleKey(spec)}#${entry}`, () => spec, entry, SIGNATURE);
+}
+
+/** The sm_90a kernel of `spec`, compiled through the kernel cache and loaded once per backend. */
+function hopperKernel(backend: CudaBackend, spec: ModuleSpec): { kernel: Kernel; launch: BoundKernel } {
+  let state = hopperStates.get(backend);
+  if (!state) {
+    state = { kernels: new Map(), modules: [] };
+    hopperStates.set(backend, state);
+  }
+  const key = moduleKey(spec);
+  let entry = state.kernels.get(key);
+  if (!entry) {
+    backend.context.makeCurrent();
+    const compiled = compileKernelModule(spec, backend.registry.sources, { arch: 'sm_90a' });
+    backend.logger?.debug(`kernel ${key}: ${compiled.cacheHit ? 'cache hit' : 'compiled'} for ${compiled.arch} in ${compiled.compileMs.toFixed(1)} ms`);
+    const module = Module.load(backend.context, compiled.image);
+    state.modules.push(module);
+    const kernel = module.getFunction(ATTENTION_ENTRY.wgmma);
+    entry = { kernel, launch: kernel.bind(SIGNATURE) };
+    state.kernels.set(key, entry);
+  }
+  return entry;
+}

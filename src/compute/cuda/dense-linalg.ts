@@ -1,0 +1,108 @@
+/**
+ * The CUDA backend's {@link DenseLinalg}: cuSOLVER, on the backend's current stream, with one
+ * handle per backend created on first use. Without cuSOLVER the backend offers none (logged
+ * once at debug level) and `gpu.svd` takes its host path.
+ *
+ * Layout: cuSOLVER is column-major and a row-major r×c view is the column-major c×r matrix of
+ * its transpose.
+ * - orthonormalize: geqrf/orgqr want the tall matrix itself, so x is transposed into a pool
+ *   buffer (row-major c×r, i.e. column-major r×c with lda = r), factored in place, and Q
+ *   transposed back into out: two transposes of an r×c panel, small next to the QR.
+ * - svd: no copy. The row-major a is the column-major M = aᵀ; gesvdj gives M = U·Σ·Vᵀ, so
+ *   a = V·Σ·Uᵀ: a's left singular vectors are V's columns, which column-major storage keeps
+ *   contiguous, i.e. the rows of the row-major buffer handed over as V; likewise U's columns
+ *   are a's right singular vectors.
+ */
+import { CusolverHandle } from '../../cusolver/handle.js';
+import type { DenseLinalg } from '../dense-linalg.js';
+import type { TensorView } from '../tensor-view.js';
+import type { CudaBackend } from './cuda-backend.js';
+
+interface DenseState {
+  linalg: CudaDenseLinalg | undefined;
+}
+
+const states = new WeakMap<CudaBackend, DenseState>();
+
+/** The backend's cuSOLVER-backed dense linear algebra, or undefined when cuSOLVER cannot be loaded. */
+export function cudaDenseLinalg(backend: CudaBackend): DenseLinalg | undefined {
+  let state = states.get(backend);
+  if (!state) {
+    state = { linalg: undefined };
+    try {
+      state.linalg = new CudaDenseLinalg(backend, new CusolverHandle(backend.context));
+      backend.logger?.debug(`svd: dense steps on the device (${state.linalg.name})`);
+    } catch (err) {
+      backend.logger?.debug(`svd: cuSOLVER unavailable, dense steps on the host: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    states.set(backend, state);
+  }
+  return state.linalg;
+}
+
+/** Destroys the backend's cuSOLVER handle; the CUDA backend calls this before it releases its context. */
+export function releaseCudaDenseLinalg(backend: CudaBackend): void {
+  const state = states.get(backend);
+  if (!state) return;
+  states.delete(backend);
+  state.linalg?.handle.dispose();
+}
+
+class CudaDenseLinalg implements DenseLinalg {
+  readonly name: string;
+
+  constructor(
+    private readonly backend: CudaBackend,
+    readonly handle: CusolverHandle,
+  ) {
+    this.name = `cuSOLVER ${handle.version}`;
+  }
+
+  orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void {
+    const { backend } = this;
+    const size = rows * cols;
+    const buffer = backend.alloc(size * 4);
+    const panel: TensorView = { buffer, dtype: 'f32', shape: [cols, rows], offset: 0, size };
+    const scratch: { release(): void }[] = [];
+    try {
+      backend.transpose(x, panel, 1, rows, cols);
+      const stream = backend.enqueue(panel, info);
+      const tau = backend.scratch(cols * 4);
+      scratch.push(tau);
+      this.handle.householderQ(stream.handle, rows, cols, backend.address(panel), tau.address, backend.address(info), (bytes) => {
+        const work = backend.scratch(bytes);
+        scratch.push(work);
+        return work.address;
+      });
+      backend.transpose(panel, out, 1, cols, rows);
+    } finally {
+      // Stream-ordered pool: later work on this stream may reuse the memory once queued here.
+      for (const s of scratch) s.release();
+      backend.free(buffer);
+    }
+  }
+
+  svd(a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void {
+    const { backend } = this;
+    const stream = backend.enqueue(a, left, s, right, info);
+    let work: { release(): void } | undefined;
+    try {
+      this.handle.jacobiSvd(
+        stream.handle,
+        n,
+        backend.address(a),
+        backend.address(s),
+        backend.address(right),
+        backend.address(left),
+        backend.address(info),
+        (bytes) => {
+          const w = backend.scratch(bytes);
+          work = w;
+          return w.address;
+        },
+      );
+    } finally {
+      work?.release();
+    }
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * One GRU layer's recurrence on CUDA (`kernels/gru.cu`), by one of two paths:
+ *
+ * - persistent: one cooperative launch for all T steps; each block keeps its slice of W_hh in
+ *   shared memory and the grid meets at a barrier between steps. Runs when asked for, where the
+ *   slices fit on chip with every block resident and no layer norm is asked for.
+ * - steps: per step, gh = h·W_hhᵀ through the matmul engine (cuBLAS or our kernels, TF32 when
+ *   allowed) and the `gru_gates` kernel. The first call of a configuration runs eagerly (which
+ *   also tunes its product); when the same configuration (same buffers, same shapes) comes back,
+ *   its 2·T launches are captured once in a CUDA graph and replayed from then on.
+ *
+ * `params.path` picks one; 'auto' is the steps path (measured faster everywhere: see persistentFit).
+ */
+import { Graph, type GraphExec } from '../../driver/graph.js';
+import { InvalidArgumentError } from '../../errors.js';
+import type { ArgType } from '../../ffi/kernel-args.js';
+import type { MatmulParams } from '../backend.js';
+import { dtypeSize } from '../dtype.js';
+import type { GruRecurrenceParams } from '../gru-op.js';
+import type { TensorView } from '../tensor-view.js';
+import type { CudaBackend } from './cuda-backend.js';
+import type { CudaBuffer } from './cuda-buffer.js';
+import { gruSpec } from './gru-kernels.js';
+import { PERSISTENT_THREADS, persistentFit, planPersistent } from './gru-plan.js';
+import { cudaMatmul } from './matmul.js';
+import type { RegisteredKernel } from './kernel-registry.js';
+
+const THREADS = PERSISTENT_THREADS;
+/** Graphs kept per backend (each holds its gh and ping-pong buffers). */
+const MAX_GRAPHS = 4;
+
+const PERSISTENT_SIG: readonly ArgType[] = [
+  'ptr', 'u64', 'u64', 'u64', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'u64', 'i32', 'ptr', 'i32', 'i32', 'i32', 'i32', 'ptr',
+];
+const GATES_SIG: readonly ArgType[] = [
+  'ptr', 'u64', 'u64', 'u64', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'u64', 'i32', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32',
+  'ptr', 'ptr', 'f32',
+];
+
+interface CachedGraph {
+  key: string;
+  exec: GraphExec;
+  owned: CudaBuffer[];
+}
+
+interface GruState {
+  /** Configurations run once eagerly: the next call with the same key is captured. */
+  seen: Set<string>;
+  /** Configurations whose capture failed: always eager. */
+  uncapturable: Set<string>;
+  graphs: CachedGraph[];
+  sharedReady: Set<string>;
+}
+
+const states = new WeakMap<CudaBackend, GruState>();
+
+function stateOf(backend: CudaBackend): GruState {
+  let state = states.get(backend);
+  if (!state) {
+    state = { seen: new Set(), uncapturable: new Set(), graphs: [], sharedReady: new Set() };
+    states.set(backend, state);
+  }
+  return state;
+}
+
+export function cudaGruRecurrence(backend: CudaBackend, p: GruRecurrenceParams): void {
+  const stream = backend.enqueue(p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, p.layerNorm?.gamma, p.layerNorm?.beta);
+  const { ensemble: E, batch: B, hidden: H } = p;
+  if (p.path !== 'persistent') {
+    // 'auto' takes the steps path for every shape (measured: see persistentFit).
+    runSteps(backend, p);
+    return;
+  }
+  const tb = B >= 128 ? 8 : 2;
+  const name = `gru_persistent_tb${tb}`;
+  const k = backend.kernel(`gru|${p.hN.dtype}|${name}`, () => gruSpec(p.hN.dtype), name, PERSISTENT_SIG);
+  const limit = backend.device.sharedMemoryPerBlockOptin;
+  // Raise the kernel's shared memory limit first: the occupancy query counts against it.
+  allowShared(backend, k, `${p.hN.dtype}|${tb}`, limit);
+  const plan = planPersistent(E, B, H, limit - k.kernel.attributes.sharedSizeBytes, (bytes) =>
+    k.kernel.occupancy.maxActiveBlocksPerMultiprocessor(THREADS, bytes) * backend.multiprocessorCount,
+  );
+  const fit = persistentFit(p.layerNorm !== undefined, plan);
+  if ('reason' in fit) {
+    throw new InvalidArgumentError(`gru: path 'persistent' does not apply here (${fit.reason}) for ${E} member(s), batch ${B}, hidden ${H}; use 'auto' or 'steps'`);
+  }
+  const chosen = fit.plan;
+  k.launch(
+    { grid: chosen.blocks, block: THREADS, sharedMemBytes: chosen.sharedBytes, stream, cooperative: true },
+    backend.address(p.gx), ...p.gxStrides,
+    backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh), backend.address(p.h0),
+    backend.address(p.hSeq), ...p.seqStrides, p.slots, backend.address(p.hN),
+    B, p.steps, H, chosen.units, backend.blockCounter(),
+  );
+}
+
+/** Unloads the cached graphs and returns their buffers; the backend calls this before its context goes. */
+export function releaseCudaGru(backend: CudaBackend): void {
+  const state = states.get(backend);
+  if (!state) return;
+  for (const g of state.graphs) g.exec.dispose();
+  state.graphs.length = 0;
+  states.delete(backend);
+}
+
+/** Raises the kernel's dynamic shared memory limit to the device's opt-in maximum, once. */
+function allowShared(backend: CudaBackend, k: RegisteredKernel, key: string, limit: number): void {
+  const state = stateOf(backend);
+  if (state.sharedReady.has(key)) return;
+  k.kernel.setMaxDynamicSharedMemory(limit - k.kernel.attributes.sharedSizeBytes);
+  state.sharedReady.add(key);
+}
+
+function optional(backend: CudaBackend, view: TensorView | undefined): bigint {
+  return view ? backend.address(view) : 0n;
+}
+
+function runSteps(backend: CudaBackend, p: GruRecurrenceParams): void {
+  const state = stateOf(backend);
+  const key = configKey(backend, p);
+  const cachedAt = state.graphs.findIndex((g) => g.key === key);
+  if (cachedAt >= 0) {
+    const [g] = state.graphs.splice(cachedAt, 1);
+    state.graphs.push(g!);
+    g!.exec.launch(backend.stream);
+    return;
+  }
+  const { ensemble: E, batch: B, hidden: H } = p;
+  const bytes = dtypeSize[p.hN.dtype];
+  const gh = backend.alloc(E * B * 3 * H * bytes);
+  const dense = backend.alloc(2 * E * B * H * bytes);
+  const enqueueAll = () => {
+    for (let t = 0; t < p.steps; t++) step(backend, p, t, gh, dense);
+  };
+  if (state.seen.has(key) && !state.uncapturable.has(key)) {
+    let exec: GraphExec | undefined;
+    try {
+      const graph = Graph.capture(backend.stream, enqueueAll);
+      try {
+        exec = graph.instantiate();
+      } finally {
+        graph.dispose();
+      }
+    } catch (err) {
+      state.uncapturable.add(key);
+      backend.logger?.debug(`gru: graph capture failed, running eagerly (${(err as Error).message})`);
+    }
+    if (exec) {
+      if (state.graphs.length >= MAX_GRAPHS) evict(backend, state.graphs.shift()!);
+      state.graphs.push({ key, exec, owned: [gh, dense] });
+      exec.launch(backend.stream);
+      return;
+    }
+  }
+  if (state.seen.size > 256) state.seen.clear();
+  state.seen.add(key);
+  try {
+    enqueueAll();
+  } finally {
+    backend.free(gh);
+    backend.free(dense);
+  }
+}
+
+function evict(backend: CudaBackend, g: CachedGraph): void {
+  g.exec.dispose();
+  for (const b of g.owned) backend.free(b);
+}
+
+/** Step t: gh = h_{t−1}·W_hhᵀ (batched over members), then the gates. */
+function step(backend: CudaBackend, p: GruRecurrenceParams, t: number, gh: CudaBuffer, dense: CudaBuffer): void {
+  const { ensemble: E, batch: B, hidden: H } = p;
+  const dtype = p.hN.dtype;
+  const denseSize = E * B * H;
+  const view = (buffer: CudaBuffer, offset: number, shape: number[]): TensorView => ({
+    buffer,
+    dtype,
+    shape,
+    offset,
+    size: shape.reduce((a, d) => a * d, 1),
+  });
+  const batched = (m: number, n: number) => (E === 1 ? [m, n] : [E, m, n]);
+  const hPrev = t === 0 ? { ...p.h0, shape: batched(B, H) } : view(dense, ((t - 1) % 2) * denseSize, batched(B, H));
+  const params: MatmulParams = {
+    a: hPrev,
+    b: { ...p.wHh, shape: batched(3 * H, H) },
+    out: view(gh, 0, batched(B, 3 * H)),
+    m: B,
+    n: 3 * H,
+    k: H,
+    batch: E,
+    aBatchStride: B * H,
+    bBatchStride: 3 * H * H,
+    cBatchStride: 0,
+    transA: false,
+    transB: true,
+    alpha: 1,
+    beta: 0,
+    precision: p.precision,
+    engine: 'auto',
+    autotune: true,
+  };
+  cudaMatmul(backend, params);
+  const stream = backend.enqueue();
+  const k = backend.kernel(`gru|${dtype}|gru_gates`, () => gruSpec(dtype), 'gru_gates', GATES_SIG);
+  const ln = p.layerNorm;
+  const block = Math.min(THREADS, Math.ceil(H / 32) * 32);
+  const shared = ln ? H * 4 : 0;
+  if (shared > 48 * 1024) allowShared(backend, k, `${dtype}|gates`, backend.device.sharedMemoryPerBlockOptin);
+  k.launch(
+    { grid: E * B, block, sharedMemBytes: shared, stream },
+    backend.address(p.gx), ...p.gxStrides,
+    gh.address, optional(backend, p.bIh), optional(backend, p.bHh), backend.address(p.h0),
+    backend.address(p.hSeq), ...p.seqStrides, p.slots, dense.address + BigInt((t % 2) * denseSize * dtypeSize[dtype]),
+    backend.address(p.hN), B, t, p.steps, H, ln ? 1 : 0,
+    ln?.gamma ? backend.address(ln.gamma) : 0n, ln?.beta ? backend.address(ln.beta) : 0n, ln ? ln.eps : 0,
+  );
+}
+
+/** Everything a captured graph bakes in: addresses, extents, strides, options, stream. */
+function configKey(backend: CudaBackend, p: GruRecurrenceParams): string {
+  const at = (v: TensorView | undefined) => (v ? backend.address(v).toString(16) : '-');
+  return [
+    p.hN.dtype, p.precision, p.ensemble, p.batch, p.steps, p.hidden, p.slots, ...p.gxStrides, ...p.seqStrides,
+    at(p.gx), at(p.wHh), at(p.bIh), at(p.bHh), at(p.h0), at(p.hSeq), at(p.hN),
+    at(p.layerNorm?.gamma), at(p.layerNorm?.beta), p.layerNorm?.eps ?? '-', backend.currentStream().id,
+  ].join('|');
+}

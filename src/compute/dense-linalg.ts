@@ -1,0 +1,45 @@
+/**
+ * Dense factorizations a backend may run on the device for the small and tall matrices of
+ * `gpu.svd` (cuSOLVER on CUDA). A backend without them (the CPU, or CUDA without cuSOLVER)
+ * returns none from `Backend.denseLinalg`, and the SVD then takes its host path: CholeskyQR
+ * with the factor computed on the host and the core decomposed on the host, in float64.
+ *
+ * Every matrix here is a dense row-major f32 view, as everywhere in the library; how a
+ * backend maps that onto a column-major library is its own business. Failures a routine can
+ * only report on the device (cuSOLVER's devInfo) land in `info`, an i32 view of one element
+ * (0 on success), so the caller reads all of them back with one synchronisation at the end.
+ */
+import { GpuError } from '../errors.js';
+import type { TensorView } from './tensor-view.js';
+
+/** Device dense linear algebra (see the file comment). */
+export interface DenseLinalg {
+  /** What runs it, for logs and benchmarks, e.g. "cuSOLVER 12000". */
+  readonly name: string;
+  /**
+   * `out` (rows×cols, rows ≥ cols) ← an orthonormal basis of the columns of `x` (rows×cols,
+   * left unchanged), by Householder QR: orthonormal whatever x's rank, each column j in the
+   * span of x's columns 0..j when they are independent.
+   */
+  orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void;
+  /**
+   * The SVD of the n×n matrix `a` (destroyed): a = leftᵀ·diag(s)·right, with s (n) descending
+   * and the singular vectors stored as rows, so the leading k of them are a contiguous prefix:
+   * row j of `left` (n×n) is the j-th left singular vector and row j of `right` the j-th right one.
+   */
+  svd(a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void;
+}
+
+/** A device factorization reported a failure through its devInfo (read back once, after the whole call). */
+export class DenseLinalgError extends GpuError {
+  /** Which step failed, e.g. "svd of the 138×138 core". */
+  readonly step: string;
+  /** The devInfo it wrote. */
+  readonly info: number;
+
+  constructor(step: string, info: number, linalg: string) {
+    super('DENSE_LINALG_FAILED', `${step} failed on ${linalg}: devInfo ${info}${info > 0 ? ' (did not converge)' : ' (invalid argument)'}`);
+    this.step = step;
+    this.info = info;
+  }
+}

@@ -1,0 +1,23 @@
+/** The capability record of a HIP device, shared by the HIP backend and `selectDevice`. */
+import type { HipDevice } from '../../hip/device.js';
+import { runtimeGetVersion } from '../../hip/raw/device.js';
+import { formatHipVersion } from '../../hip/runtime.js';
+import type { DeviceInfo } from '../backend.js';
+
+export function hipDeviceInfo(device: HipDevice): DeviceInfo {
+  const { free, total } = device.memoryInfo();
+  return {
+    backend: 'hip',
+    platform: `HIP ${formatHipVersion(runtimeGetVersion())}`,
+    deviceName: device.name,
+    ordinal: device.ordinal,
+    arch: device.target,
+    totalMemory: total,
+    freeMemory: free,
+    multiprocessorCount: device.multiprocessorCount,
+    // Matrix cores exist on CDNA (gfx908 on), but no kernel here uses them.
+    tensorCores: false,
+    fp16: true,
+    bf16: true,
+  };
+}

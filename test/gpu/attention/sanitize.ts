@@ -1,0 +1,54 @@
+/**
+ * Runs every attention kernel configuration on small problems (tails off the tile sizes,
+ * causal, grouped-query, padded keys, odd head dims) for compute-sanitizer:
+ *
+ *   compute-sanitizer --tool memcheck  node --import tsx test/gpu/attention/sanitize.ts [--defaults]
+ *   compute-sanitizer --tool racecheck node --import tsx test/gpu/attention/sanitize.ts [--defaults]
+ *
+ * `--defaults` runs only the tile the launcher picks per head dim and the CUDA-core fallback
+ * (racecheck is slow).
+ * Every result is also checked against float64 on poisoned outputs, so a clean run means
+ * in-bounds, race-free and correct. Exits non-zero on a wrong result.
+ */
+import { attentionConfigName } from '../../../src/compute/cuda/attention-kernels.js';
+import { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { relError } from '../../unit/compute/helpers.js';
+import { attentionInputs, describeAttentionCase, referenceFor, type AttentionCase } from '../../unit/attention/cases.js';
+import { deviceConfigs, runConfig } from './config-runs.js';
+
+const TOLERANCE = { f32: 1e-5, f16: 2e-3, bf16: 1.2e-2 } as const;
+const cases: AttentionCase[] = [
+  { batch: 2, heads: 4, kvHeads: 2, seqQ: 77, seqK: 140, headDim: 64, causal: true, keyLengths: [140, 61] },
+  { batch: 2, heads: 2, kvHeads: 1, seqQ: 150, seqK: 90, headDim: 128, causal: false, keyLengths: [0, 71] },
+  { batch: 1, heads: 1, kvHeads: 1, seqQ: 40, seqK: 45, headDim: 80, causal: true },
+  { batch: 1, heads: 1, kvHeads: 1, seqQ: 33, seqK: 70, headDim: 256, causal: false },
+  { batch: 1, heads: 1, kvHeads: 1, seqQ: 20, seqK: 21, headDim: 36, causal: true },
+];
+
+const defaultsOnly = process.argv.includes('--defaults');
+const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
+let runs = 0;
+let failures = 0;
+for (const c of cases) {
+  for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+    const { q, k, v } = attentionInputs(gpu, c, dtype);
+    const ref = referenceFor(c, q, k, v);
+    for (const config of deviceConfigs(gpu, c.headDim, dtype, defaultsOnly)) {
+      const { out, lse } = runConfig(gpu, c, q, k, v, config);
+      const values = out.toArraySync() as Float32Array;
+      const lseValues = lse.toArraySync() as Float32Array;
+      const err = relError(values, ref.out, dtype);
+      const lseOk = Array.from(lseValues).every((x, i) => (ref.lse[i] === -Infinity ? x === -Infinity : Math.abs(x - ref.lse[i]!) < 1e-4 * Math.max(1, Math.abs(ref.lse[i]!))));
+      const ok = err <= TOLERANCE[dtype] && lseOk && values.every(Number.isFinite);
+      runs++;
+      if (!ok) failures++;
+      console.log(`${ok ? 'ok  ' : 'FAIL'} ${describeAttentionCase(c)} ${dtype} ${attentionConfigName(config)}: error ${err.toExponential(2)}${lseOk ? '' : ', lse wrong'}`);
+      out.dispose();
+      lse.dispose();
+    }
+    for (const t of [q, k, v]) t.dispose();
+  }
+}
+gpu.dispose();
+console.log(`attention sanitize: ${runs} runs, ${failures} wrong`);
+process.exit(failures === 0 ? 0 : 1);

@@ -1,0 +1,88 @@
+/**
+ * The GRU cases the CUDA tests and the compute-sanitizer driver run: every kernel path
+ * (persistent with 2 and 8 rows per thread, per-step GEMM + gates eagerly, captured and replayed
+ * as a graph, layer norm), dtypes, ensembles, stacks, cells and rollouts, each checked against
+ * the float64 reference. Each case names its path ('auto' for the default choice).
+ */
+import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import type { GruPath } from '../../../src/compute/gru-op.js';
+import { checkCell, checkGru, checkRollout, read, type GruCase } from '../../unit/gru/checks.js';
+import { randomLayer, randomTensor } from '../../unit/gru/fixtures.js';
+import { refGru } from '../../unit/gru/reference.js';
+import { nest3, flat } from '../../unit/gru/fixtures.js';
+import { relError } from '../../unit/compute/helpers.js';
+
+/** f32 over chained steps (f32 dot products of length H, states rounded each step). */
+export const BOUND = { f32: 2e-5, tf32: 5e-3, f16: 2e-3, bf16: 1.6e-2 } as const;
+
+export interface NamedResult {
+  name: string;
+  error: number;
+  bound: number;
+}
+
+export function gruCases(seed: number, paths: readonly GruPath[]): { name: string; path: GruPath; c: GruCase }[] {
+  const list: { name: string; path: GruPath; c: GruCase }[] = [];
+  for (const path of paths) {
+    list.push(
+      { name: `${path} b5 in7 h33 T1`, path, c: { batch: 5, input: 7, hidden: 33, steps: 1, seed } },
+      { name: `${path} b5 in7 h33 T6`, path, c: { batch: 5, input: 7, hidden: 33, steps: 6, seed } },
+      { name: `${path} b130 in16 h40 T3 (8 rows/thread)`, path, c: { batch: 130, input: 16, hidden: 40, steps: 3, seed } },
+      { name: `${path} b32 in128 h256 T10 last only`, path, c: { batch: 32, input: 128, hidden: 256, steps: 10, returnSequences: false, seed } },
+      { name: `${path} ensemble 5 h256 b32 T4 per-member x, 2 layers`, path, c: { batch: 32, input: 64, hidden: 256, steps: 4, ensemble: 5, layers: 2, perMemberInput: true, seed } },
+      { name: `${path} f16 b9 h48 T5`, path, c: { batch: 9, input: 12, hidden: 48, steps: 5, dtype: 'f16', seed } },
+      { name: `${path} bf16 b9 h48 T5`, path, c: { batch: 9, input: 12, hidden: 48, steps: 5, dtype: 'bf16', seed } },
+    );
+  }
+  list.push(
+    { name: 'auto tf32 b256 in64 h512 T3', path: 'auto', c: { batch: 256, input: 64, hidden: 512, steps: 3, precision: 'tf32', seed } },
+    { name: 'auto layer norm ensemble 3 b4 h300 T5', path: 'auto', c: { batch: 4, input: 8, hidden: 300, steps: 5, ensemble: 3, layerNorm: true, seed } },
+    { name: 'auto b128 in64 h1024 T2 (W_hh across 128 SMs)', path: 'auto', c: { batch: 128, input: 64, hidden: 1024, steps: 2, seed } },
+  );
+  return list;
+}
+
+function boundOf(c: GruCase): number {
+  if (c.precision === 'tf32') return BOUND.tf32;
+  return BOUND[(c.dtype ?? 'f32') as 'f32' | 'f16' | 'bf16'];
+}
+
+/** Runs every case; returns the errors of output and hidden state. */
+export function runGruCases(gpu: GpuCompute, seed: number, paths: readonly GruPath[] = ['auto']): NamedResult[] {
+  const results: NamedResult[] = [];
+  for (const { name, path, c } of gruCases(seed, paths)) {
+    const err = checkGru(gpu, { ...c, path });
+    results.push({ name: `${name}: output`, error: err.output, bound: boundOf(c) }, { name: `${name}: h_n`, error: err.hidden, bound: boundOf(c) });
+  }
+  results.push({ name: 'gruCell ensemble 4 shared x', error: checkCell(gpu, { batch: 6, input: 10, hidden: 70, ensemble: 4, seed }), bound: BOUND.f32 });
+  const roll = checkRollout(gpu, { batch: 32, state: 16, hidden: 64, steps: 5, ensemble: 5, seed });
+  results.push({ name: 'gruRollout ensemble 5, 5 steps: states', error: roll.states, bound: BOUND.f32 }, { name: 'gruRollout: hidden', error: roll.hidden, bound: BOUND.f32 });
+  results.push(...graphReplay(gpu, seed));
+  return results;
+}
+
+/**
+ * The per-step path with the same buffers three times: eager, then captured and launched, then
+ * replayed from the cache; every result must match the reference (outputs poisoned in between).
+ */
+function graphReplay(gpu: GpuCompute, seed: number): NamedResult[] {
+  {
+    const B = 7, T = 5, I = 9, H = 65;
+    const layer = randomLayer(gpu, I, H, seed, 'f32');
+    const x = randomTensor(gpu, [B, T, I], seed + 1, 'f32');
+    const h0 = randomTensor(gpu, [B, H], seed + 2, 'f32');
+    const ref = refGru(layer.members, nest3(x.values, B, T, I), [nest3(h0.values, 1, B, H)[0]!]);
+    const want = flat(ref.output);
+    const results: NamedResult[] = [];
+    for (const run of ['eager', 'captured', 'replayed']) {
+      const r = gpu.gru(x.tensor, h0.tensor, layer.weights, { path: 'steps' });
+      results.push({ name: `graph path ${run}`, error: relError(read(r.output), want), bound: BOUND.f32 });
+      // Poison the freed output so a replay that skipped writing it would show.
+      gpu.backend.fill(r.output.view, Number.NaN);
+      r.output.dispose();
+      r.hidden.dispose();
+    }
+    for (const t of [...layer.tensors, x.tensor, h0.tensor]) t.dispose();
+    return results;
+  }
+}

@@ -1,0 +1,3 @@
+import { describeKernelCompiles } from '../compute-cuda/compile-kernels.js';
+
+describeKernelCompiles(['attention_simt.cu', 'attention_mma.cu']);

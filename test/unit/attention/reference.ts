@@ -1,0 +1,58 @@
+/**
+ * Attention forward in float64, written the direct way (the whole row of scores, then a
+ * two-pass softmax) so it shares no structure with the tiled online-softmax code it checks.
+ */
+
+export interface ReferenceProblem {
+  batch: number;
+  heads: number;
+  kvHeads: number;
+  seqQ: number;
+  seqK: number;
+  headDim: number;
+  /** Row-major `[B, Hq, Sq, D]` and `[B, Hkv, Sk, D]` values (as the tensors hold them). */
+  q: ArrayLike<number>;
+  k: ArrayLike<number>;
+  v: ArrayLike<number>;
+  scale: number;
+  causal: boolean;
+  keyLengths?: readonly number[];
+}
+
+/** Output `[B, Hq, Sq, D]` and natural-log log-sum-exp `[B, Hq, Sq]` (-Infinity for rows with no key). */
+export function referenceAttention(p: ReferenceProblem): { out: Float64Array; lse: Float64Array } {
+  const { batch, heads, kvHeads, seqQ, seqK, headDim: d } = p;
+  const out = new Float64Array(batch * heads * seqQ * d);
+  const lse = new Float64Array(batch * heads * seqQ);
+  const scores = new Float64Array(seqK);
+  for (let b = 0; b < batch; b++) {
+    const valid = Math.min(Math.max(p.keyLengths?.[b] ?? seqK, 0), seqK);
+    for (let h = 0; h < heads; h++) {
+      const kvh = Math.floor((h * kvHeads) / heads);
+      for (let i = 0; i < seqQ; i++) {
+        const row = (b * heads + h) * seqQ + i;
+        let max = -Infinity;
+        for (let j = 0; j < seqK; j++) {
+          const visible = j < valid && (!p.causal || j <= i);
+          let dot = 0;
+          for (let x = 0; x < d; x++) dot += p.q[row * d + x]! * p.k[((b * kvHeads + kvh) * seqK + j) * d + x]!;
+          scores[j] = visible ? dot * p.scale : -Infinity;
+          max = Math.max(max, scores[j]!);
+        }
+        if (max === -Infinity) {
+          lse[row] = -Infinity;
+          continue;
+        }
+        let sum = 0;
+        for (let j = 0; j < seqK; j++) sum += Math.exp(scores[j]! - max);
+        lse[row] = max + Math.log(sum);
+        for (let j = 0; j < seqK; j++) {
+          const w = Math.exp(scores[j]! - max) / sum;
+          if (w === 0) continue;
+          for (let x = 0; x < d; x++) out[row * d + x]! += w * p.v[((b * kvHeads + kvh) * seqK + j) * d + x]!;
+        }
+      }
+    }
+  }
+  return { out, lse };
+}

@@ -1,0 +1,128 @@
+/**
+ * The device route of gpu.svd without a GPU: the CPU backend is given a DenseLinalg that
+ * behaves as cuSOLVER does on the CUDA backend's operands (column-major matrices, gesvdj's
+ * A = U·Σ·Vᵀ, with the buffers the CUDA implementation hands over as U and V), computed in
+ * float64 on the host. The known-spectrum proofs passing through it check the layout logic:
+ * which buffer holds which singular vectors, the prefix rows taken for rank k, R = Pᵀ·Bᵀ.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../../src/errors.js';
+import { cpuBuffer } from '../../../src/compute/cpu/element-io.js';
+import { DenseLinalgError, type DenseLinalg } from '../../../src/compute/dense-linalg.js';
+import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { jacobiSvd } from '../../../src/compute/linalg/jacobi-svd.js';
+import { orthonormalizeTail } from '../../../src/compute/linalg/orthonormal-columns.js';
+import { svd } from '../../../src/compute/svd-op.js';
+import type { TensorView } from '../../../src/compute/tensor-view.js';
+import { cpuCompute, freshSeed } from '../compute/helpers.js';
+import { knownMatrix, optimalError, reconstructionError } from './known-spectrum.js';
+import { expectOrthonormal, maxRelativeError, runSvd } from './svd-checks.js';
+
+const f32 = (v: TensorView) => cpuBuffer(v).f32.subarray(v.offset, v.offset + v.size);
+
+/** cuSOLVER's semantics on the CUDA backend's operands, in float64 on the host. */
+class ColumnMajorHostLinalg implements DenseLinalg {
+  readonly name = 'column-major host emulation';
+  failSvd = false;
+
+  orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void {
+    // The CUDA backend transposes x into a column-major rows×cols panel (lda = rows) ...
+    const src = f32(x);
+    const panel = new Float64Array(rows * cols);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) panel[j * rows + i] = src[i * cols + j]!;
+    // ... whose Householder Q is an orthonormal basis spanning columns 0..j at each j (completed where x is rank-deficient) ...
+    const q = new Float64Array(rows * cols);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) q[i * cols + j] = panel[j * rows + i]!;
+    orthonormalizeTail(q, rows, cols, 0);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) panel[j * rows + i] = q[i * cols + j]!;
+    // ... transposed back into the row-major out.
+    const dst = f32(out);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) dst[i * cols + j] = panel[j * rows + i]!;
+    cpuBuffer(info).i32[info.offset] = 0;
+  }
+
+  svd(a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void {
+    // gesvdj on the column-major M stored in a's buffer: M[i][j] = a[j·n + i].
+    const buf = f32(a);
+    const m = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) m[i * n + j] = buf[j * n + i]!;
+    const r = jacobiSvd(m, n, n);
+    // M = U·Σ·Vᵀ, U and V written column-major: the CUDA backend passes `right` as U and `left` as V.
+    const uOut = f32(right);
+    const vOut = f32(left);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        uOut[j * n + i] = r.u[i * n + j]!;
+        vOut[j * n + i] = r.v[i * n + j]!;
+      }
+    }
+    f32(s).set(r.s);
+    cpuBuffer(a).f32.fill(NaN, a.offset, a.offset + a.size); // gesvdj destroys its input
+    cpuBuffer(info).i32[info.offset] = this.failSvd ? n + 1 : 0;
+  }
+}
+
+let gpu: GpuCompute;
+const linalg = new ColumnMajorHostLinalg();
+beforeAll(async () => {
+  gpu = await cpuCompute();
+  (gpu.backend as { denseLinalg?: () => DenseLinalg }).denseLinalg = () => linalg;
+});
+afterAll(() => gpu.dispose());
+
+describe('svd device route (column-major emulation on the CPU)', () => {
+  it('recovers an exactly low-rank spectrum with orthonormal U and V, wide and tall', () => {
+    const seed = freshSeed();
+    for (const [m, n] of [[150, 110], [90, 170]] as const) {
+      const km = knownMatrix(m, n, Array.from({ length: 12 }, (_, i) => 40 * 0.8 ** i), seed);
+      for (const rank of [12, 5]) {
+        const label = `seed ${seed} ${m}x${n} rank ${rank}`;
+        const r = runSvd(gpu, km, { rank, seed }, 'device');
+        expect(maxRelativeError(r.s, km.singularValues.slice(0, rank)), label).toBeLessThanOrEqual(1e-4);
+        expectOrthonormal(r, m, n, rank, label);
+        const norm = Math.hypot(...km.singularValues);
+        expect(reconstructionError(km.a, m, n, r.u, r.s, r.v), label).toBeLessThanOrEqual(optimalError(km.singularValues, rank) * 1.0001 + 1e-5 * norm);
+      }
+    }
+  });
+
+  it('keeps U and V orthonormal when the rank asked exceeds the matrix rank', () => {
+    const seed = freshSeed();
+    const km = knownMatrix(120, 80, [3, 2, 1], seed);
+    const r = runSvd(gpu, km, { rank: 10, seed }, 'device');
+    expect(maxRelativeError(r.s, km.singularValues), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
+    expectOrthonormal(r, 120, 80, 10, `seed ${seed}`);
+  });
+
+  it('agrees with the host route on a decaying spectrum', () => {
+    const seed = freshSeed();
+    const [m, n, k] = [140, 100, 8];
+    const km = knownMatrix(m, n, Array.from({ length: n }, (_, i) => 0.85 ** i), seed);
+    const device = runSvd(gpu, km, { rank: k, seed }, 'device');
+    const host = runSvd(gpu, km, { rank: k, seed }, 'host');
+    expect(maxRelativeError(device.s, Array.from(host.s)), `seed ${seed}`).toBeLessThanOrEqual(1e-5);
+    const ratio = reconstructionError(km.a, m, n, device.u, device.s, device.v) / optimalError(km.singularValues, k);
+    expect(ratio, `seed ${seed}`).toBeLessThanOrEqual(1.05);
+  });
+
+  it('turns a failure reported on the device into a DenseLinalgError after the call', () => {
+    const km = knownMatrix(60, 40, [2, 1], 5);
+    linalg.failSvd = true;
+    try {
+      expect(() => runSvd(gpu, km, { rank: 2 }, 'device')).toThrow(DenseLinalgError);
+      expect(() => runSvd(gpu, km, { rank: 2 }, 'device')).toThrow(/SVD of the 12×12 core.*did not converge/);
+    } finally {
+      linalg.failSvd = false;
+    }
+  });
+
+  it("refuses route 'device' on a backend without device dense linear algebra", async () => {
+    const plain = await cpuCompute();
+    try {
+      using a = plain.randn([20, 10], { seed: 1 });
+      expect(() => svd(plain, a, { rank: 2 }, 'device')).toThrow(InvalidArgumentError);
+    } finally {
+      plain.dispose();
+    }
+  });
+});

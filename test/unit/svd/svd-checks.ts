@@ -1,0 +1,42 @@
+/** Running `svd` on a known matrix and checking its factors, shared by the CPU and GPU svd tests. */
+import { expect } from 'vitest';
+import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { svd, type SvdOptions, type SvdResult, type SvdRoute } from '../../../src/compute/svd-op.js';
+import { orthonormalityError, type KnownMatrix } from './known-spectrum.js';
+
+/** The factors of one svd call, on the host. */
+export interface HostSvd {
+  u: Float32Array;
+  s: Float32Array;
+  v: Float32Array;
+}
+
+/** Copies the factors to the host and disposes them. */
+export function toHost(r: SvdResult): HostSvd {
+  try {
+    return { u: r.u.toArraySync(), s: r.s.toArraySync(), v: r.v.toArraySync() };
+  } finally {
+    r.u.dispose();
+    r.s.dispose();
+    r.v.dispose();
+  }
+}
+
+/** `svd` of the known matrix on `gpu` (through `route` when given, else as `gpu.svd` chooses). */
+export function runSvd(gpu: GpuCompute, km: KnownMatrix, options?: SvdOptions, route?: SvdRoute): HostSvd {
+  using a = gpu.tensor(Float32Array.from(km.a), [km.m, km.n]);
+  return toHost(svd(gpu, a, options, route));
+}
+
+/** Largest |got − want| / want over want's entries. */
+export function maxRelativeError(got: ArrayLike<number>, want: readonly number[]): number {
+  let worst = 0;
+  for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!) / want[i]!);
+  return worst;
+}
+
+/** U (m×k) has orthonormal columns and V (k×n) orthonormal rows, to 1e-5. */
+export function expectOrthonormal(r: HostSvd, m: number, n: number, k: number, label: string): void {
+  expect(orthonormalityError(r.u, m, k), `${label}: U`).toBeLessThanOrEqual(1e-5);
+  expect(orthonormalityError(r.v, k, n, true), `${label}: V`).toBeLessThanOrEqual(1e-5);
+}

@@ -1,8 +1,9 @@
 // Softmax and logSoftmax over the rows of a [rows, cols] tensor, numerically stable (the row
 // maximum is subtracted). Specialised with -DGC_DTYPE=<float dtype code>.
 // softmax_{warp,block}_{vec,scalar}_<CHUNKS>: the row cached in registers (row.cuh), one read
-// and one write per element. softmax_looped: rows of any length, one pass with an online
-// max/sum (Milakov & Gimelshein, 2018) and a second pass for the output.
+// and one write per element. softmax_staged_<CHUNKS>: the same for long rows, with the next row
+// streaming into shared memory meanwhile (below). softmax_looped: rows of any length, one pass
+// with an online max/sum (Milakov & Gimelshein, 2018) and a second pass for the output.
 #include "cp_async.cuh"
 #include "row.cuh"
 

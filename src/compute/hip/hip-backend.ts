@@ -223,7 +223,7 @@ export class HipBackend implements Backend, OpContext<HipStream> {
   }
 
   gruRecurrence(_params: GruRecurrenceParams): void {
-    throw new UnsupportedOperationError('gru', 'hip', 'its persistent kernel is CUDA-only');
+    throw new UnsupportedOperationError('gru', 'hip', 'its recurrence runs on matmul and CUDA-only kernels');
   }
 
   // ------------------------------------------------------------ streams

@@ -21,8 +21,16 @@ sanitize() {  # tool, log name, script and its arguments
   compute-sanitizer --tool "$tool" "${extra[@]}" --print-limit 20 node --import tsx "$@" 2>&1 | tail -4 | tee "$out/sanitizer-$name.log"
 }
 
+# Builds the attention and matmul modules the tests ask for on all cores first (NVRTC seconds each).
+precompile() {
+  local arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+  for i in $(seq 0 11); do tsx bench/precompile.ts "$arch" "$i/12" > "$out/precompile-$i.log" 2>&1 & done
+  wait
+}
+
 checks() {
   tsx src/cli/main.ts info 2>&1 | tee "$out/info.txt"
+  precompile
   vitest run --project gpu 2>&1 | tee "$out/gpu-tests.log"
   tsx demo/main.ts 2>&1 | tee "$out/demo.log"
   tsx examples/hybrid-trainer.ts 2>&1 | tee "$out/hybrid-trainer.log"

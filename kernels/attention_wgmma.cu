@@ -96,10 +96,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     const int k0 = j * BC;
 
     float s[BC / 2];
-    wgmma_fence();
+    gc_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < DP / 16; kk++) wgmma_scores(s, kmajor_desc(q_addr, BR, kk), kmajor_desc(k_addr, BC, kk), kk > 0);
-    wgmma_commit_and_wait();
+    gc_wgmma_commit();
+    gc_wgmma_wait<0>();
     pin(s);
 
     // Only tiles that reach past the last valid key or cross this warp's causal diagonal need a mask.
@@ -107,10 +108,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     unsigned pf[BC / 16][4];
     online_softmax(s, pf, o, m, l, blk.q0 + wr0, k0, blk.valid, causal, masked, scale_log2);
 
-    wgmma_fence();
+    gc_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BC / 16; kk++) wgmma_values(o, pf[kk], v_desc(v_addr, kk));
-    wgmma_commit_and_wait();
+    gc_wgmma_commit();
+    gc_wgmma_wait<0>();
     pin(o);
     pin(pf);
   }

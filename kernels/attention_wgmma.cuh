@@ -6,6 +6,7 @@
 #include "attention.cuh"
 #include "attention_tc.cuh"
 #include "attention_wgmma_ops.cuh"
+#include "wgmma.cuh"
 
 namespace {
 
@@ -14,19 +15,13 @@ constexpr int ROW = 128;  // bytes of one swizzled row: 64 elements
 static_assert(DP == 64 || DP == 128, "the Hopper kernels are built for head dims 64 and 128");
 static_assert(BC == 64 || BC == 128, "key tiles of 64 or 128");
 
-// A shared-memory matrix descriptor with the 128-byte swizzle (addresses and offsets in bytes).
-__device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
-         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-
 // K-major operand (Q, K) of `rows` rows: k-step kk is 64-column block kk/4, 32 bytes per step within it.
 __device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int rows, int kk) {
-  return smem_desc(base + (kk / 4) * rows * ROW + (kk % 4) * 32, 16, 1024);
+  return gc_wgmma_desc(base + (kk / 4) * rows * ROW + (kk % 4) * 32, 16, 1024);
 }
 
 // N-major V: 64-column blocks of BC key rows (BC·128 bytes apart), a k-step is 16 key rows.
-__device__ __forceinline__ unsigned long long v_desc(unsigned base, int kk) { return smem_desc(base + kk * 16 * ROW, BC * ROW, 1024); }
+__device__ __forceinline__ unsigned long long v_desc(unsigned base, int kk) { return gc_wgmma_desc(base + kk * 16 * ROW, BC * ROW, 1024); }
 
 __device__ __forceinline__ void wgmma_scores(float (&s)[BC / 2], unsigned long long da, unsigned long long db, int accumulate) {
 #if GC_DTYPE == GC_F16 && GC_BC == 64
@@ -64,13 +59,6 @@ template <int N> __device__ __forceinline__ void pin(unsigned (&r)[N][4]) {
 #pragma unroll
     for (int j = 0; j < 4; j++) asm volatile("" : "+r"(r[i][j])::"memory");
 }
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit_and_wait() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-}
-
 
 // One key tile of the online softmax for a warp's 16 rows (first row `row0`): s[4n + 2h + e] is
 // row g + 8h, key k0 + 8n + 2t + e (g = lane / 4, t = lane % 4). Scales and masks the scores,

@@ -41,6 +41,8 @@
 #include "matmul_epilogue.cuh"
 #include "matmul_tile.cuh"
 #include "matmul_wgmma_ops.cuh"
+#include "cp_async.cuh"
+#include "wgmma.cuh"
 
 namespace {
 
@@ -83,12 +85,6 @@ static_assert(!TF32 || (A_KMAJOR && B_KMAJOR), "tf32 wgmma reads K-major operand
 struct __align__(64) TensorMap {
   unsigned long long opaque[16];
 };
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-  unsigned a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
 
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
@@ -158,20 +154,14 @@ __device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const Tensor
       : "memory");
 }
 
-// A shared-memory matrix descriptor with 128-byte swizzling (addresses and offsets in bytes).
-__device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
-         ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-
 // Descriptor of the k-step `kk` of an operand stage starting at `base` (the warpgroup's rows).
 // K-major: rows of 128 B, 8-row groups 1024 B apart (stride byte offset); a k-step moves 32 B
 // along the row (the leading byte offset is unused with swizzling).
 // M/N-major: 64-element blocks of BK rows, BK·128 B apart (leading byte offset: along M/N), 8-row
 // k groups 1024 B apart (stride byte offset); a k-step moves KSTEP rows (KSTEP·128 B).
 template <bool KMAJOR> __device__ __forceinline__ unsigned long long operand_desc(unsigned base, int kk) {
-  if (KMAJOR) return smem_desc(base + kk * 32, 16, 1024);
-  return smem_desc(base + kk * KSTEP * ROW_BYTES, MN_BLOCK_BYTES, 1024);
+  if (KMAJOR) return gc_wgmma_desc(base + kk * 32, 16, 1024);
+  return gc_wgmma_desc(base + kk * KSTEP * ROW_BYTES, MN_BLOCK_BYTES, 1024);
 }
 
 __device__ __forceinline__ void wgmma(float (&acc)[ACC], unsigned long long da, unsigned long long db) {
@@ -230,7 +220,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
   extern __shared__ unsigned char smem_raw[];
   // TMA's 128-byte swizzle repeats every 1024 bytes: stages start on such a boundary. The
   // offset is the same in every CTA, as multicast copies need.
-  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned base = (gc_smem_addr(smem_raw) + 1023u) & ~1023u;
   // Ring stages, then each consumer's epilogue buffer, then full[STAGES] and empty[STAGES].
   const unsigned bars = base + STAGES * STAGE_BYTES + 2 * EPI_BYTES;
   const int warpgroup = threadIdx.x / 128;
@@ -298,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int consumer = warpgroup - 1;  // which 64 rows of the block tile
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
-    float* const epi = reinterpret_cast<float*>(smem_raw + (base - smem_u32(smem_raw)) + STAGES * STAGE_BYTES + consumer * EPI_BYTES);
+    float* const epi = reinterpret_cast<float*>(smem_raw + (base - gc_smem_addr(smem_raw)) + STAGES * STAGE_BYTES + consumer * EPI_BYTES);
     // Frees ring stage `s` in every CTA whose producer may write it.
     auto release = [&](int s) {
       if (lane == 0) {
@@ -322,15 +312,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
         mbar_wait(bars + 8 * s, (it / STAGES) & 1);
         const unsigned sa = base + s * STAGE_BYTES + consumer * (A_KMAJOR ? 64 * ROW_BYTES : MN_BLOCK_BYTES);
         const unsigned sb = base + s * STAGE_BYTES + A_BYTES;
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        gc_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / KSTEP; kk++) wgmma(acc, operand_desc<A_KMAJOR>(sa, kk), operand_desc<B_KMAJOR>(sb, kk));
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        gc_wgmma_commit();
         // The group of the previous stage has completed once at most this one is pending.
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        gc_wgmma_wait<1>();
         if (kt > 0) release((it - 1) % STAGES);
       }
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      gc_wgmma_wait<0>();
       release((it - 1) % STAGES);
 
       Epilogue<T> ep;

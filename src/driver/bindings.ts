@@ -135,6 +135,7 @@ export const cuda = lazyFunctions(openLibcuda, {
     'int cuOccupancyMaxPotentialBlockSize(_Out_ int *minGridSize, _Out_ int *blockSize, void *fn, void *smemCallback, size_t dynamicSmem, int blockSizeLimit)',
   cuOccupancyAvailableDynamicSMemPerBlock:
     'int cuOccupancyAvailableDynamicSMemPerBlock(_Out_ size_t *bytes, void *fn, int numBlocks, int blockSize)',
+  cuOccupancyMaxActiveClusters: 'int cuOccupancyMaxActiveClusters(_Out_ int *numClusters, void *fn, void *config)',
 
   // stream capture and graphs
   cuStreamBeginCapture_v2: 'int cuStreamBeginCapture_v2(void *stream, int mode)',

@@ -9,6 +9,7 @@
 import { CublasHandle } from '../../cublas/handle.js';
 import type { Kernel } from '../../driver/kernel.js';
 import { Module } from '../../driver/module.js';
+import { occupancyMaxActiveClusters } from '../../driver/raw/occupancy.js';
 import { GpuError } from '../../errors.js';
 import { bytes, f32, i32, i64, ptr, type ArgType } from '../../ffi/kernel-args.js';
 import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../autotune.js';
@@ -18,7 +19,6 @@ import type { TensorView } from '../tensor-view.js';
 import type { CudaBackend } from './cuda-backend.js';
 import { gridFor, type RegisteredKernel } from './kernel-registry.js';
 import { compileKernelModule, moduleKey } from './kernel-sources.js';
-import { maxActiveClusters } from './cluster-occupancy.js';
 import {
   ACTIVATION_CODES,
   blockThreads,
@@ -270,7 +270,12 @@ function hopperKernel(backend: CudaBackend, variant: MatmulVariant, config: Wgmm
     const threads = blockThreads(config);
     const residentBlocks =
       config.cluster > 1
-        ? maxActiveClusters(kernel.handle, config.cluster * backend.multiprocessorCount, threads, smem) * config.cluster
+        ? occupancyMaxActiveClusters(kernel.handle, {
+            grid: [config.cluster * backend.multiprocessorCount, 1, 1],
+            block: [threads, 1, 1],
+            sharedMemBytes: smem,
+            stream: 0n,
+          }) * config.cluster
         : kernel.occupancy.maxActiveBlocksPerMultiprocessor(threads, smem) * backend.multiprocessorCount;
     if (residentBlocks < config.cluster) throw new GpuError('UNSUPPORTED', `matmul: ${configName(config)} does not fit on this device`);
     hopper = { kernel, residentBlocks };

@@ -1,6 +1,7 @@
 import { cuda } from '../bindings.js';
 import { check } from '../cuda-error.js';
 import type { CUfunction } from './handles.js';
+import { packLaunchConfig, type LaunchConfig } from './launch.js';
 import { out } from './out-params.js';
 
 /** cuOccupancyMaxActiveBlocksPerMultiprocessor: resident blocks per SM at this block size and dynamic shared memory. */
@@ -36,4 +37,15 @@ export function occupancyAvailableDynamicSMemPerBlock(fn: CUfunction, numBlocks:
     'cuOccupancyAvailableDynamicSMemPerBlock',
   );
   return Number(out.u64[0]!);
+}
+
+/**
+ * cuOccupancyMaxActiveClusters (CUDA 12.0+): clusters of `fn` resident on the device at once for
+ * this launch shape. The cluster shape comes from the config's attributes, or from the kernel's
+ * `__cluster_dims__`; the grid must be a multiple of it. Not SMs ÷ cluster size: a cluster needs
+ * all its blocks on SMs of one GPC.
+ */
+export function occupancyMaxActiveClusters(fn: CUfunction, config: LaunchConfig): number {
+  check(cuda.cuOccupancyMaxActiveClusters(out.i32, fn, packLaunchConfig(config)), 'cuOccupancyMaxActiveClusters');
+  return out.i32[0]!;
 }

@@ -38,8 +38,9 @@ checks() {
   sanitize racecheck compute-racecheck test/gpu/compute/exercise-kernels.ts --shared-memory-only
   sanitize memcheck attention-memcheck test/gpu/attention/sanitize.ts --defaults
   sanitize racecheck attention-racecheck test/gpu/attention/sanitize.ts --defaults
-  sanitize memcheck gru-memcheck test/gpu/gru/sanitize.ts steps persistent
-  sanitize racecheck gru-racecheck test/gpu/gru/sanitize.ts steps persistent
+  sanitize memcheck gru-memcheck test/gpu/gru/sanitize.ts fused steps persistent
+  sanitize racecheck gru-racecheck test/gpu/gru/sanitize.ts fused steps persistent
+  sanitize memcheck svd-memcheck test/gpu/svd/sanitize.ts
   # matmul: every kernel of the configuration sweep, in 12 shards side by side.
   for i in $(seq 0 11); do
     compute-sanitizer --tool racecheck --print-limit 20 node --import tsx test/gpu/matmul/sanitize.ts --shard "$i/12" > "$out/sanitizer-matmul-$i.log" 2>&1 &

@@ -1,10 +1,11 @@
 /**
  * GRU benchmark against torch.nn.GRU (cuDNN) in the same run (`bench/anchors/gru.py`), strict f32
  * against torch with TF32 off and tf32 against torch's default, for the issue's shapes: (b32, in128,
- * h256, T10), (b256, in512, h1024, T100), (b64, in1024, h1024, T512), plus a two-layer stack
- * Every case runs the path `auto` picks, and the persistent and steps paths where they apply (as
- * `path` options), so the choice can be checked. Proof cases feed identical weights to torch, which
- * writes its output back: the max abs error against ours is printed before any timing.
+ * h256, T10), (b256, in512, h1024, T100), (b64, in1024, h1024, T512), plus a two-layer stack of the
+ * small one and (b256, in256, h512, T20), a product large enough for 'auto' to leave the fused kernel.
+ * Every case runs the path `auto` picks, and the fused, steps and persistent paths where they apply
+ * (as `path` options), so the choice can be checked. Proof cases feed identical weights to torch,
+ * which writes its output back: the max abs error against ours is printed before any timing.
  *
  * Run: `tsx bench/gru.ts` on a CUDA machine with python3 + torch. Writes bench/results/gru.{json,svg}.
  */
@@ -39,6 +40,7 @@ interface Case {
 const cases: Case[] = [
   { name: 'b32_in128_h256_T10', batch: 32, input: 128, hidden: 256, steps: 10, layers: 1, proof: true },
   { name: 'b32_in128_h256_T10_L2', batch: 32, input: 128, hidden: 256, steps: 10, layers: 2, proof: true },
+  { name: 'b256_in256_h512_T20', batch: 256, input: 256, hidden: 512, steps: 20, layers: 1, proof: true },
   { name: 'b256_in512_h1024_T100', batch: 256, input: 512, hidden: 1024, steps: 100, layers: 1, proof: true },
   { name: 'b64_in1024_h1024_T512', batch: 64, input: 1024, hidden: 1024, steps: 512, layers: 1, proof: false },
 ];
@@ -90,10 +92,10 @@ const anchor = runPython(join(here, 'anchors', 'gru.py'), [dir], 200_000) as Rec
 
 const run = (b: (typeof built)[number], precision: 'highest' | 'tf32', path: GruPath) =>
   gpu.gru(b.x, b.h0, b.c.layers === 1 ? b.layers[0]! : b.layers, { precision, path });
-/** Whether the persistent kernel applies to the case here (a 'persistent' request throws where not). */
-const persistentApplies = (b: (typeof built)[number]) => {
+/** Whether a forced path applies to the case here (a 'fused' or 'persistent' request throws where not). */
+const applies = (b: (typeof built)[number], path: GruPath) => {
   try {
-    const r = run(b, 'highest', 'persistent');
+    const r = run(b, 'highest', path);
     r.output.dispose();
     r.hidden.dispose();
     return true;
@@ -118,7 +120,7 @@ const proofLines: string[] = [];
 let wrong = 0;
 for (const b of built) {
   const { c } = b;
-  const paths: GruPath[] = persistentApplies(b) ? ['auto', 'persistent', 'steps'] : ['auto', 'steps'];
+  const paths = (['auto', 'fused', 'steps', 'persistent'] as const).filter((path) => path === 'auto' || path === 'steps' || applies(b, path));
   for (const path of paths) {
     for (const precision of ['highest', 'tf32'] as const) {
       const mode = precision === 'tf32' ? 'tf32' : 'f32';

@@ -2,7 +2,10 @@
  * GpuCompute op benchmark on CUDA: achieved GB/s (bytes read + written) per op
  * and size, next to PyTorch timed in the same run (`bench/anchors/ops.py`, CUDA
  * events, median of several repetitions after a warm-up) and the device copy
- * roof (cuMemcpyDtoD of the same element count). Every case is checked against
+ * roof: cuMemcpyDtoD moving as many bytes as the op (half read, half written),
+ * timed in the same run, so fixed launch and tail costs weigh alike on both
+ * (a full sum reads 4 bytes per element, a copy of as many elements moves 8).
+ * Every case is checked against
  * a float64 reference on a sample of its output before it is timed. Also: the
  * pool's alloc+free of a cached block against CuPy's pool, for both pool
  * strategies, and the host → device write paths.
@@ -326,6 +329,22 @@ cases.push(transposeCase('f32', 4096, 4096), transposeCase('f32', 8192, 8192), t
 
 // ------------------------------------------------------------------ ours
 
+/** GB/s of cuMemcpyDtoD moving `bytes` (bytes/2 copied), memoised: the roof of an op that moves as many. */
+const roofs = new Map<number, number>();
+function copyRoof(bytes: number): number {
+  let roof = roofs.get(bytes);
+  if (roof === undefined) {
+    const n = Math.max(1, Math.round(bytes / 8));
+    const src = gpu.zeros([n]);
+    const dst = gpu.empty([n]);
+    roof = gbps(8 * n, timeDevice(() => be.copy(dst.view, src.view)));
+    src.dispose();
+    dst.dispose();
+    roofs.set(bytes, roof);
+  }
+  return roof;
+}
+
 const oursUs = new Map<string, number>();
 const failures: string[] = [];
 for (const c of cases) {
@@ -334,6 +353,7 @@ for (const c of cases) {
   if (!(error <= Math.max(TOLERANCE[c.dtype], 1e-5))) failures.push(`${c.key}: error ${error.toExponential(2)}`);
   oursUs.set(c.key, timeDevice(prepared.run));
   prepared.dispose();
+  copyRoof(c.bytes);
   console.log(`${c.key}: ${gbps(c.bytes, oursUs.get(c.key)!).toFixed(0)} GB/s (check error ${error.toExponential(1)})`);
 }
 gpu.trim();
@@ -388,16 +408,6 @@ const anchors = runPython(join(here, 'anchors', 'ops.py'), [JSON.stringify(ancho
 
 // ------------------------------------------------------------------ report
 
-/** Copy GB/s at the element count closest to `n` (the roof of an op of that size). */
-const copyRoof = (n: number): number => {
-  let best: Case | undefined;
-  for (const c of cases) {
-    if (c.op !== 'copy') continue;
-    if (!best || Math.abs(Math.log2(elems(c.shape) / n)) < Math.abs(Math.log2(elems(best.shape) / n))) best = c;
-  }
-  return gbps(best!.bytes, oursUs.get(best!.key)!);
-};
-
 const rows: BenchRow[] = [];
 for (const c of cases) {
   const ours = gbps(c.bytes, oursUs.get(c.key)!);
@@ -409,7 +419,7 @@ for (const c of cases) {
     unit: 'GB/s',
     ours,
     ...(anchorUs ? { anchor: gbps(c.bytes, anchorUs), anchorName: c.op === 'copy' ? 'torch copy_' : 'torch' } : {}),
-    roof: copyRoof(elems(c.shape)),
+    roof: copyRoof(c.bytes),
   });
 }
 const cupyPool = anchors?.host_us.cupy_pool_1MiB;
@@ -439,7 +449,7 @@ writeReport('ops', rows, {
 // ------------------------------------------------------------------ targets
 
 const ratio = (key: string) => (anchors?.us[key] ? anchors.us[key]! / oursUs.get(key)! : NaN);
-const ofRoof = (c: Case) => gbps(c.bytes, oursUs.get(c.key)!) / copyRoof(elems(c.shape));
+const ofRoof = (c: Case) => gbps(c.bytes, oursUs.get(c.key)!) / copyRoof(c.bytes);
 const lines: string[] = [];
 for (const c of cases) {
   const n = elems(c.shape);

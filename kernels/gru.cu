@@ -14,9 +14,31 @@
 // blocks meet at a grid-wide barrier between steps.
 // gru_gates: one step, given gh = h·W_hhᵀ from a GEMM; one block per (member, batch row), with an
 // optional layer norm of the new state (which then is the state carried on).
+// gru_fused_k<KPL>_r<BT>: one step, product and gates in one kernel, for H ≤ 32·KPL: one warp per
+// hidden unit keeps its three W_hh rows in registers and walks a tile of BT batch rows. A module
+// built with -DGRU_FUSED_COLUMNS=<KPL> holds only these kernels of that KPL (so a shape compiles
+// the few it can use); without it, the persistent and gates kernels.
 #include "dtype.cuh"
 #include "block-reduce.cuh"
 #include "ops.cuh"
+
+__device__ __forceinline__ float gru_update(float xr, float xz, float xn, float hr, float hz, float hn, float hprev) {
+  const float r = gc_sigmoid(xr + hr);
+  const float z = gc_sigmoid(xz + hz);
+  const float n = tanhf(xn + r * hn);
+  return (1.0f - z) * n + z * hprev;
+}
+
+struct GruSeq {
+  T* base;
+  idx_t sE, sB, sT;
+  int slots;
+  __device__ __forceinline__ T* at(int e, int b, int t) const {
+    return base + (idx_t)e * sE + (idx_t)b * sB + (idx_t)(t % slots) * sT;
+  }
+};
+
+#ifndef GRU_FUSED_COLUMNS
 
 // Two blocks per SM fit in registers (128 each) where shared memory allows it.
 #define GRU_THREADS 256
@@ -41,22 +63,6 @@ __device__ __forceinline__ float load_cg(const bf16_t* p) {
   asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h.bits) : "l"(p));
   return to_float(h);
 }
-
-__device__ __forceinline__ float gru_update(float xr, float xz, float xn, float hr, float hz, float hn, float hprev) {
-  const float r = gc_sigmoid(xr + hr);
-  const float z = gc_sigmoid(xz + hz);
-  const float n = tanhf(xn + r * hn);
-  return (1.0f - z) * n + z * hprev;
-}
-
-struct GruSeq {
-  T* base;
-  idx_t sE, sB, sT;
-  int slots;
-  __device__ __forceinline__ T* at(int e, int b, int t) const {
-    return base + (idx_t)e * sE + (idx_t)b * sB + (idx_t)(t % slots) * sT;
-  }
-};
 
 // The state before step t of row (e, b): h0 at t = 0, else the slot written at t − 1.
 __device__ __forceinline__ const T* prev_row(const T* h0, const GruSeq& seq, int e, int b, int t, int B, int H) {
@@ -298,3 +304,147 @@ extern "C" __global__ void __launch_bounds__(256) gru_gates(const T* __restrict_
     if (last) last[j] = stored;
   }
 }
+
+#else  // the fused step kernels of one column count
+
+// ---------------------------------------------------------------------------------------------
+// Fused step: h_t = gru(gx_t, h_{t−1}·W_hhᵀ) in one launch, for small shapes where the GEMM's
+// launch and the gates' launch cost more than the product itself.
+//
+// Warp w of a block owns hidden unit j = unitBlock·GRU_FUSED_UNITS + w of member e and a tile of
+// BT batch rows. Lane l holds W_hh[g·H + j][l + 32·i] (i < KPL, each gate g) in registers, so the
+// 3·BT dot products are lane-partial sums over its KPL columns of each h row; a reduce-scatter
+// across the warp then leaves the three sums of row b0 + (l >> (5 − log2 BT)) in lane l, and one
+// lane per row applies the gates. The rows are the previous step's slots (or h0): read through
+// L1, shared by the block's warps, which all walk the same tile.
+#define GRU_FUSED_UNITS 8
+
+template <int BT> struct RowBits;
+template <> struct RowBits<4> { static constexpr int value = 2; };
+template <> struct RowBits<16> { static constexpr int value = 4; };
+template <> struct RowBits<32> { static constexpr int value = 5; };
+
+// acc[r][g] holds lane-partial sums of row r, gate g. Each halving step trades half the rows with
+// the lane `mask` apart (lanes with `mask` set keep the upper half), so after log2 BT steps lane l
+// holds row l >> (5 − log2 BT) summed over 32/BT lanes; a butterfly over the remaining lane bits
+// completes the sums (3·(BT − 1) + 3·(5 − log2 BT) shuffles instead of 3·5·BT).
+template <int BT, int LEVEL = 0>
+__device__ __forceinline__ void reduce_scatter_rows(float (&acc)[BT][3], int lane) {
+  if constexpr (LEVEL < RowBits<BT>::value) {
+    constexpr int mask = 16 >> LEVEL;
+    constexpr int half = BT >> (LEVEL + 1);
+    const bool upper = (lane & mask) != 0;
+#pragma unroll
+    for (int r = 0; r < half; ++r) {
+#pragma unroll
+      for (int g = 0; g < 3; ++g) {
+        const float keep = upper ? acc[r + half][g] : acc[r][g];
+        const float give = upper ? acc[r][g] : acc[r + half][g];
+        acc[r][g] = keep + gc_shfl_xor(give, mask);
+      }
+    }
+    reduce_scatter_rows<BT, LEVEL + 1>(acc, lane);
+  } else {
+#pragma unroll
+    for (int mask = 16 >> RowBits<BT>::value; mask > 0; mask >>= 1) {
+#pragma unroll
+      for (int g = 0; g < 3; ++g) acc[0][g] += gc_shfl_xor(acc[0][g], mask);
+    }
+  }
+}
+
+template <int KPL, int BT>
+__device__ __forceinline__ void gru_fused_body(const T* __restrict__ gx, idx_t gxE, idx_t gxB, idx_t gxT,
+                                               const T* __restrict__ whh, const T* __restrict__ bih,
+                                               const T* __restrict__ bhh, const T* __restrict__ h0, GruSeq seq,
+                                               T* __restrict__ hN, int B, int t, int steps, int H) {
+  const int lane = threadIdx.x & 31;
+  const int unitBlocks = (H + GRU_FUSED_UNITS - 1) / GRU_FUSED_UNITS;
+  const int tiles = (B + BT - 1) / BT;
+  const int tile = blockIdx.x % tiles;
+  const int e = blockIdx.x / tiles / unitBlocks;
+  const int j = (blockIdx.x / tiles % unitBlocks) * GRU_FUSED_UNITS + (threadIdx.x >> 5);
+  if (j >= H) return;  // no block-wide barrier follows
+  const int b0 = tile * BT;
+  const T* prev = t == 0 ? h0 + (idx_t)e * B * H : seq.base + (idx_t)e * seq.sE + (idx_t)((t - 1) % seq.slots) * seq.sT;
+  const idx_t prevStride = t == 0 ? (idx_t)H : seq.sB;
+
+  // The gate inputs of this lane's row, fetched first so their latency hides behind the product.
+  constexpr int SPREAD = 5 - RowBits<BT>::value;  // lanes per row after the reduce-scatter
+  const int b = b0 + (lane >> SPREAD);
+  const bool writes = (lane & ((1 << SPREAD) - 1)) == 0 && b < B;
+  float xr = 0.0f, xz = 0.0f, xn = 0.0f, hr = 0.0f, hz = 0.0f, hn = 0.0f, hprev = 0.0f;
+  if (writes) {
+    const T* x = gx + (idx_t)e * gxE + (idx_t)b * gxB + (idx_t)t * gxT + j;
+    const idx_t at = (idx_t)e * 3 * H + j;
+    xr = widen(x[0]) + (bih ? widen(bih[at]) : 0.0f);
+    xz = widen(x[H]) + (bih ? widen(bih[at + H]) : 0.0f);
+    xn = widen(x[2 * H]) + (bih ? widen(bih[at + 2 * H]) : 0.0f);
+    if (bhh) {
+      hr = widen(bhh[at]);
+      hz = widen(bhh[at + H]);
+      hn = widen(bhh[at + 2 * H]);
+    }
+    hprev = widen(prev[(idx_t)b * prevStride + j]);
+  }
+
+  // No load sits behind a branch, so the scheduler can put every load of the tile in flight at
+  // once (a guarded load per column serialised them: one L2 round trip each). Columns past H
+  // read column H − 1 and meet a zero weight; rows past B repeat row B − 1 and their sums reach
+  // no writing lane.
+  int col[KPL];
+#pragma unroll
+  for (int i = 0; i < KPL; ++i) col[i] = min(lane + 32 * i, H - 1);
+  float w[3][KPL];
+  const T* wRow = whh + ((idx_t)e * 3 * H + j) * H;
+#pragma unroll
+  for (int g = 0; g < 3; ++g) {
+#pragma unroll
+    for (int i = 0; i < KPL; ++i) {
+      const float v = widen(wRow[(idx_t)g * H * H + col[i]]);
+      w[g][i] = lane + 32 * i < H ? v : 0.0f;
+    }
+  }
+
+  float acc[BT][3];
+#pragma unroll
+  for (int r = 0; r < BT; ++r) {
+    const T* row = prev + (idx_t)min(b0 + r, B - 1) * prevStride;
+    acc[r][0] = acc[r][1] = acc[r][2] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < KPL; ++i) {
+      const float h = widen(row[col[i]]);
+      acc[r][0] = fmaf(h, w[0][i], acc[r][0]);
+      acc[r][1] = fmaf(h, w[1][i], acc[r][1]);
+      acc[r][2] = fmaf(h, w[2][i], acc[r][2]);
+    }
+  }
+  reduce_scatter_rows<BT>(acc, lane);
+
+  if (writes) {
+    const T stored = narrow<T>(gru_update(xr, xz, xn, acc[0][0] + hr, acc[0][1] + hz, acc[0][2] + hn, hprev));
+    seq.at(e, b, t)[j] = stored;
+    if (t == steps - 1) hN[((idx_t)e * B + b) * H + j] = stored;
+  }
+}
+
+#define GRU_FUSED(KPL, BT)                                                                                        \
+  extern "C" __global__ void __launch_bounds__(GRU_FUSED_UNITS * 32) gru_fused_k##KPL##_r##BT(                   \
+      const T* __restrict__ gx, idx_t gxE, idx_t gxB, idx_t gxT, const T* __restrict__ whh,                    \
+      const T* __restrict__ bih, const T* __restrict__ bhh, const T* __restrict__ h0, T* hseq, idx_t sE,        \
+      idx_t sB, idx_t sT, int slots, T* __restrict__ hN, int B, int t, int steps, int H) {                      \
+    GruSeq seq = {hseq, sE, sB, sT, slots};                                                                     \
+    gru_fused_body<KPL, BT>(gx, gxE, gxB, gxT, whh, bih, bhh, h0, seq, hN, B, t, steps, H);                    \
+  }
+// Expands KPL before pasting it into the name.
+#define GRU_FUSED_OF(KPL, BT) GRU_FUSED(KPL, BT)
+
+// The tiles fusedKernelNames (gru-plan.ts) lists: BT 4, 16 and, where BT·KPL ≤ 256, 32 (k16_r32
+// would spill).
+GRU_FUSED_OF(GRU_FUSED_COLUMNS, 4)
+GRU_FUSED_OF(GRU_FUSED_COLUMNS, 16)
+#if GRU_FUSED_COLUMNS * 32 <= 256
+GRU_FUSED_OF(GRU_FUSED_COLUMNS, 32)
+#endif
+
+#endif  // GRU_FUSED_COLUMNS

@@ -3,11 +3,16 @@
 // tile loop: out = act(alpha·op(A)·op(B) + beta·C + bias).
 //
 // 384 threads: warpgroup 0 is the producer (one thread issues the TMA copies of each stage once
-// the consumers released it), warpgroups 1 and 2 are consumers, each multiplying 64 rows of
-// the 128 × GC_BN block tile; register budgets move from the producer to the consumers with
-// setmaxnreg. Each stage has a "full" mbarrier (TMA transaction bytes) and an "empty" one
-// (one arrival per consumer warp of every CTA that reads it); consumers keep one wgmma group
-// in flight and release a stage as soon as the group that read it has completed.
+// the consumers released it), warpgroups 1 and 2 are consumers; register budgets move from the
+// producer to the consumers with setmaxnreg. Each stage has a "full" mbarrier (TMA transaction
+// bytes) and an "empty" one (one arrival per consumer warp of every CTA that reads it);
+// consumers keep one wgmma group in flight and release a stage as soon as the group that read
+// it has completed. Two schedules of the consumers:
+// - cooperative (GC_PINGPONG 0): both multiply every tile, 64 rows of the 128 × GC_BN tile each,
+//   and run the epilogue at the same time, while the tensor cores wait.
+// - ping-pong (GC_PINGPONG 1, GC_BN 128): each takes whole tiles in turn (128 rows, two m64
+//   wgmmas per k-step). The ring hands out stages in tile order, so one consumer's main loop
+//   runs while the other writes its previous tile: the epilogue hides under the MMAs.
 //
 // Persistent: the grid holds as many blocks as fit on the device at once, and each walks tile
 // ids (all batch entries of the launch, in the grouped order of matmul_tile.cuh) with a stride
@@ -31,6 +36,7 @@
 //   GC_BN                  128 or 256 (block tile N)
 //   GC_STAGES              shared-memory ring depth
 //   GC_CLUSTER             1 or 2 CTAs per cluster (2: B tiles multicast)
+//   GC_PINGPONG            0 (cooperative) or 1 (ping-pong; needs GC_BN 128)
 //   GC_TRANS_A GC_TRANS_B  0/1 as op(A) = Aᵀ / op(B) = Bᵀ; for tf32 TRANS_A = 0 and TRANS_B = 1
 // Parameters: two CUtensorMap (by value, __grid_constant__), then out, c, bias, m, n, k, the
 // batch entries of this launch, the batch flags of A and B (0: one matrix for all), C's batch
@@ -58,6 +64,7 @@ typedef float T;
 constexpr bool TF32 = GC_WG_TYPE == GC_F32;
 
 constexpr int BM = 128, BN = GC_BN, STAGES = GC_STAGES, CLUSTER = GC_CLUSTER;
+constexpr bool PINGPONG = GC_PINGPONG;
 constexpr int ROW_BYTES = 128;                       // one swizzle atom row
 constexpr int BK = ROW_BYTES / (int)sizeof(T);        // k per stage: 64 (16-bit) or 32 (tf32)
 constexpr int KSTEP = TF32 ? 8 : 16;                  // k per wgmma
@@ -66,11 +73,12 @@ constexpr int A_BYTES = BM * ROW_BYTES, B_BYTES = BN * ROW_BYTES;
 constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
 constexpr int MN_BLOCK_BYTES = BK * ROW_BYTES;  // one 64-wide M/N block of BK rows
 constexpr int THREADS = 384;
-constexpr int ACC = BN / 2;  // accumulators per consumer thread (64·BN/128)
-constexpr int CONSUMER_WARPS = 8;
+constexpr int ACC = BN / 2;  // accumulators per consumer thread of one m64 wgmma (64·BN/128)
+constexpr int WG_M = PINGPONG ? 2 : 1;  // m64 row blocks a consumer multiplies per tile
+constexpr int CONSUMER_WARPS = PINGPONG ? 4 : 8;  // warps that read (and release) each stage
 // Epilogue: each consumer warpgroup passes its 64 × BN accumulators through a 64 × EPI_COLS f32
-// buffer, so the epilogue is a short loop (not BN/4 unrolled copies of it, whose instruction
-// fetches stalled the tensor cores) and its global accesses are whole rows of EPI_COLS.
+// buffer, so the epilogue is one out-of-line loop (not BN/4 unrolled copies of it, whose
+// instruction fetches stalled the tensor cores) and its global accesses are whole row pieces.
 constexpr int EPI_COLS = 32;
 constexpr int EPI_STRIDE = EPI_COLS + 8;  // floats: the float2 writes of a half-warp hit 32 distinct banks
 constexpr int EPI_BYTES = 64 * EPI_STRIDE * 4;
@@ -80,6 +88,7 @@ static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs");
 static_assert(B_KMAJOR || B_PART % 64 == 0, "an N-major B part is whole 64-wide blocks");
 
 static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
+static_assert(!PINGPONG || BN == 128, "a ping-pong consumer holds a whole 128 x 128 tile of accumulators");
 static_assert(!TF32 || (A_KMAJOR && B_KMAJOR), "tf32 wgmma reads K-major operands only");
 
 struct __align__(64) TensorMap {
@@ -186,9 +195,57 @@ __device__ __forceinline__ void wgmma(float (&acc)[ACC], unsigned long long da, 
 #endif
 }
 
+// Four consecutive outputs in one store (p aligned to four elements).
+template <typename U> __device__ __forceinline__ void store4(U* p, const U (&v)[4]) {
+  if constexpr (sizeof(U) == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    *reinterpret_cast<uint2*>(p) = make_uint2(v[0].bits | ((unsigned)v[1].bits << 16), v[2].bits | ((unsigned)v[3].bits << 16));
+  }
+}
+
+// The epilogue of a 64 × EPI_COLS block of accumulators staged in `epi` (rows row0..., columns
+// col0...), by the 128 threads of a consumer warpgroup. Each thread finishes four consecutive
+// columns of a row at a time (eight threads per buffer row: conflict-free 16-byte reads), stored
+// as one vector where `vec_out` (n and out aligned to four elements). Out of line: called once
+// per pass, its code exists once rather than once per unrolled pass.
+__device__ __noinline__ void finish_block(Epilogue<T> ep, const float* epi, int row0, int col0, int m, int n, bool vec_out) {
+  const int tid = threadIdx.x % 128;
+  const int quad = (tid % (EPI_COLS / 4)) * 4, gcol = col0 + quad;
+  if (gcol >= n) return;
+#pragma unroll 1
+  for (int r = tid / (EPI_COLS / 4); r < 64 && row0 + r < m; r += 128 / (EPI_COLS / 4)) {
+    const int grow = row0 + r;
+    const float4 a = *reinterpret_cast<const float4*>(epi + r * EPI_STRIDE + quad);
+    const float acc[4] = {a.x, a.y, a.z, a.w};
+    T v[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++) v[q] = gcol + q < n ? gc_epilogue_value(ep, acc[q], ep.c, n, grow, gcol + q) : T();
+    T* const dst = ep.out + (idx_t)grow * n + gcol;
+    if (vec_out && gcol + 3 < n) {
+      store4(dst, v);
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; q++) {
+        if (gcol + q < n) dst[q] = v[q];
+      }
+    }
+  }
+}
+
 // Synchronises the 128 threads of one consumer warpgroup (named barrier 1 or 2; 0 is __syncthreads).
 __device__ __forceinline__ void warpgroup_sync(int consumer) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+}
+
+// Ping-pong hand-over (named barriers 3 and 4): a consumer starts waiting on the stages of its
+// next tile only once the other has waited on all of its own. A full barrier's parity then
+// names the right phase: no stage can be two ring laps behind the position awaited.
+__device__ __forceinline__ void turn_wait(int consumer) {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(3 + consumer) : "memory");
+}
+__device__ __forceinline__ void turn_pass(int consumer) {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (1 - consumer)) : "memory");
 }
 
 // The block tile of tile id `t` for CTA `rank` of its cluster, and its batch entry.
@@ -286,7 +343,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int consumer = warpgroup - 1;  // which 64 rows of the block tile
+    const int consumer = warpgroup - 1;  // cooperative: which 64 rows of each tile; ping-pong: which tiles
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
     float* const epi = reinterpret_cast<float*>(smem_raw + (base - gc_smem_addr(smem_raw)) + STAGES * STAGE_BYTES + consumer * EPI_BYTES);
     // Frees ring stage `s` in every CTA whose producer may write it.
@@ -301,25 +358,41 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
         }
       }
     };
-    float acc[ACC];
+    // Offset of the m64 row block `mi` of this consumer within a stage's A tile.
+    constexpr unsigned A_ROWS64 = A_KMAJOR ? 64 * ROW_BYTES : MN_BLOCK_BYTES;
+    float acc[WG_M][ACC];
     int it = 0;
-    for (int t = first; t < tiles; t += stride) {
+    int turn = 0;  // this CTA's tiles so far: ping-pong consumers take alternate ones
+    for (int t = first; t < tiles; t += stride, turn++) {
+      if (PINGPONG && (turn & 1) != consumer) {
+        it += k_tiles;  // the other consumer's stages
+        continue;
+      }
+      if (PINGPONG && turn > 0) turn_wait(consumer);
       const WorkTile w = work_tile(t, tiles_per_entry, m, n, rank);
 #pragma unroll
-      for (int i = 0; i < ACC; i++) acc[i] = 0.f;
+      for (int mi = 0; mi < WG_M; mi++) {
+#pragma unroll
+        for (int i = 0; i < ACC; i++) acc[mi][i] = 0.f;
+      }
       for (int kt = 0; kt < k_tiles; kt++, it++) {
         const int s = it % STAGES;
         mbar_wait(bars + 8 * s, (it / STAGES) & 1);
-        const unsigned sa = base + s * STAGE_BYTES + consumer * (A_KMAJOR ? 64 * ROW_BYTES : MN_BLOCK_BYTES);
+        const unsigned sa = base + s * STAGE_BYTES + (PINGPONG ? 0 : consumer * A_ROWS64);
         const unsigned sb = base + s * STAGE_BYTES + A_BYTES;
         gc_wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BK / KSTEP; kk++) wgmma(acc, operand_desc<A_KMAJOR>(sa, kk), operand_desc<B_KMAJOR>(sb, kk));
+        for (int kk = 0; kk < BK / KSTEP; kk++) {
+#pragma unroll
+          for (int mi = 0; mi < WG_M; mi++) wgmma(acc[mi], operand_desc<A_KMAJOR>(sa + mi * A_ROWS64, kk), operand_desc<B_KMAJOR>(sb, kk));
+        }
         gc_wgmma_commit();
         // The group of the previous stage has completed once at most this one is pending.
         gc_wgmma_wait<1>();
         if (kt > 0) release((it - 1) % STAGES);
       }
+      // The next tile is the other consumer's: its stages may now be awaited.
+      if (PINGPONG && t + stride < tiles) turn_pass(consumer);
       gc_wgmma_wait<0>();
       release((it - 1) % STAGES);
 
@@ -330,26 +403,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
       ep.alpha = alpha;
       ep.beta = beta;
       ep.act = act;
-      // Accumulator (row r0 or r0 + 8, column 8j + 2(lane % 4) + {0, 1}) of the warpgroup's 64 rows.
+      // Accumulator (row r0 or r0 + 8, column 8j + 2(lane % 4) + {0, 1}) of an m64 row block.
       const int r0 = warp * 16 + lane / 4;
-      const int tid = threadIdx.x % 128;
-      const int row0 = w.at.m0 + consumer * 64;
+      const bool vec_out = n % 4 == 0 && reinterpret_cast<unsigned long long>(ep.out) % (4 * sizeof(T)) == 0;
 #pragma unroll
-      for (int pass = 0; pass < BN / EPI_COLS; pass++) {
+      for (int mi = 0; mi < WG_M; mi++) {
+        const int row0 = w.at.m0 + (PINGPONG ? mi : consumer) * 64;
 #pragma unroll
-        for (int jj = 0; jj < EPI_COLS / 8; jj++) {
-          const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + (lane % 4) * 2;
-          *reinterpret_cast<float2*>(epi + r0 * EPI_STRIDE + col) = make_float2(acc[4 * j], acc[4 * j + 1]);
-          *reinterpret_cast<float2*>(epi + (r0 + 8) * EPI_STRIDE + col) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+        for (int pass = 0; pass < BN / EPI_COLS; pass++) {
+#pragma unroll
+          for (int jj = 0; jj < EPI_COLS / 8; jj++) {
+            const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + (lane % 4) * 2;
+            *reinterpret_cast<float2*>(epi + r0 * EPI_STRIDE + col) = make_float2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            *reinterpret_cast<float2*>(epi + (r0 + 8) * EPI_STRIDE + col) = make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+          }
+          warpgroup_sync(consumer);
+          finish_block(ep, epi, row0, w.at.n0 + pass * EPI_COLS, m, n, vec_out);
+          warpgroup_sync(consumer);  // the buffer is rewritten by the next pass
         }
-        warpgroup_sync(consumer);
-        const int col = tid % EPI_COLS, gcol = w.at.n0 + pass * EPI_COLS + col;
-#pragma unroll 1
-        for (int r = tid / EPI_COLS; r < 64; r += 128 / EPI_COLS) {
-          const int grow = row0 + r;
-          if (grow < m && gcol < n) ep.out[(idx_t)grow * n + gcol] = gc_epilogue_value(ep, epi[r * EPI_STRIDE + col], ep.c, n, grow, gcol);
-        }
-        warpgroup_sync(consumer);  // the buffer is rewritten by the next pass
       }
     }
   }

@@ -23,6 +23,14 @@ export interface DenseLinalg {
    */
   orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void;
   /**
+   * Cholesky factorisation in place of the symmetric positive definite n×n `g`: its upper
+   * triangle becomes R with g = Rᵀ·R (the strict lower triangle is left as it was). `info`
+   * gets j > 0 when the leading j×j minor is not positive definite (R is then incomplete).
+   */
+  cholesky(g: TensorView, n: number, info: TensorView): void;
+  /** x (rows×cols) ← x·R⁻¹ in place, for R the cols×cols upper triangle of `r` (its strict lower triangle is not read). */
+  solveUpperRight(x: TensorView, r: TensorView, rows: number, cols: number): void;
+  /**
    * The SVD of the n×n matrix `a` (destroyed): a = leftᵀ·diag(s)·right, with s (n) descending
    * and the singular vectors stored as rows, so the leading k of them are a contiguous prefix:
    * row j of `left` (n×n) is the j-th left singular vector and row j of `right` the j-th right one.

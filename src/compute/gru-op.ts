@@ -50,19 +50,23 @@ export interface GruCommonOptions {
   precision?: 'highest' | 'tf32';
   /**
    * How a CUDA backend runs the recurrence (other backends have one path and ignore it):
-   * - 'auto' (default): the faster path for the shape; today 'steps' everywhere, as measured on
-   *   an H200.
+   * - 'auto' (default): the faster path for the shape, as measured on an H200: 'fused' for small
+   *   products (ensemble·batch·hidden² up to 2^23 in f32, 2^22 under 'tf32') where it applies,
+   *   else 'steps'.
+   * - 'fused': one kernel per step doing both the product h·W_hhᵀ (SIMT f32, also under 'tf32')
+   *   and the gates, captured in a CUDA graph when the same call comes back. Applies to hidden
+   *   sizes up to 512 without layer norm; elsewhere a CUDA backend throws InvalidArgumentError.
+   * - 'steps': per step one product h·W_hhᵀ (the matmul engine, TF32 where allowed) and a fused
+   *   gates kernel, captured in a CUDA graph when the same call comes back.
    * - 'persistent': one cooperative launch for all steps, each block keeping its slice of W_hh
    *   on chip, SIMT f32 products (also under 'tf32'). Applies without layer norm and where the
    *   slices fit with every block resident; elsewhere a CUDA backend throws InvalidArgumentError.
-   * - 'steps': per step one product h·W_hhᵀ (the matmul engine, TF32 where allowed) and a fused
-   *   gates kernel, captured in a CUDA graph when the same call comes back.
    */
   path?: GruPath;
 }
 
 /** The recurrence path of a CUDA backend; see {@link GruCommonOptions.path}. */
-export type GruPath = 'auto' | 'steps' | 'persistent';
+export type GruPath = 'auto' | 'fused' | 'steps' | 'persistent';
 
 /** Options of {@link gru}. */
 export interface GruOptions extends GruCommonOptions {
@@ -592,8 +596,8 @@ function checkPrecision(op: string, precision: unknown): 'highest' | 'tf32' {
 
 function checkPath(op: string, path: unknown): GruPath {
   const p = path ?? 'auto';
-  if (p !== 'auto' && p !== 'steps' && p !== 'persistent') {
-    throw new InvalidArgumentError(`${op}: path must be 'auto', 'steps' or 'persistent', got ${String(p)}`);
+  if (p !== 'auto' && p !== 'fused' && p !== 'steps' && p !== 'persistent') {
+    throw new InvalidArgumentError(`${op}: path must be 'auto', 'fused', 'steps' or 'persistent', got ${String(p)}`);
   }
   return p;
 }

@@ -8,27 +8,41 @@
  *    q = rank + oversample.
  * 2. Power iterations: Z = Aᵀ·Q, Y = A·Z, re-orthonormalising after every product so the
  *    small singular directions survive f32 rounding (as torch.svd_lowrank's niter).
- * 3. Bᵀ = Aᵀ·Q (n×q), factored Bᵀ = P·R; the q×q core Rᵀ is decomposed exactly on the host
- *    in float64 (`linalg/core-svd.ts`), and U = Q·X, V = (P·Y)ᵀ are two more products.
+ * 3. Bᵀ = Aᵀ·Q (n×q), factored Bᵀ = P·R; the q×q core Rᵀ = X·Σ·Yᵀ is decomposed exactly, and
+ *    U = Q·X, V = (P·Y)ᵀ are two more products.
  *
- * Orthonormalisation is CholeskyQR on the device (G = XᵀX with one product, its Cholesky
- * factor R on the host in float64, Q = X·R⁻¹ with one product) rather than Householder QR:
- * it is two large products and one q×q host step per pass, where Householder on an m×q panel
- * needs q dependent reflections (a kernel per column, or one blocked kernel this library
- * does not have). CholeskyQR alone loses orthogonality with the square of the condition
- * number and fails on a rank-deficient sketch, so each pass is guarded
- * (`linalg/guarded-cholesky.ts`: Jacobi scaling, dependent columns kept as residuals for the
- * next pass, zero columns replaced by random ones) and the final bases get passes until the
- * input of the last one was already near orthonormal (CholeskyQR2 at least), which leaves
- * them orthonormal to f32 rounding whatever the input's rank.
+ * Two routes run the dense steps (orthonormalisations and the core):
+ *
+ * Device route (the default for q > {@link HOST_ROUTE_MAX_WIDTH} on a backend with
+ * {@link DenseLinalg}: cuBLAS and cuSOLVER on CUDA), no read-back until the end. Every basis
+ * is orthonormalised by CholeskyQR2 on the device: G = XᵀX (one product), G = RᵀR (potrf),
+ * X ← X·R⁻¹ (trsm), twice. It replaced cuSOLVER's Householder QR (geqrf + orgqr, the panel
+ * transposed in and out), which runs q dependent reflections as many short kernels. On an
+ * H200 at q = 138 the six orthonormalisations take 1.5–1.6 ms with CholeskyQR2 against
+ * 5.9–6.6 ms with Householder QR, the whole call 5.9–6.3 ms against 10.4–10.7 ms
+ * (torch.svd_lowrank: 9.95–10.2 ms); at q = 42, 0.54–0.64 ms against 1.9 ms
+ * (bench/notes/svd.md). CholeskyQR2 is optimistic: a rank-deficient or too ill-conditioned
+ * sketch makes potrf meet a non-positive pivot, or leaves U or V off orthonormal (checked
+ * before their polish, against 1e-3); every status is read once at the end, and a breakdown
+ * runs the call again with Householder QR, which is orthonormal whatever the rank (so an
+ * exactly low-rank input with rank < q costs both). The core is the Jacobi SVD (gesvdj) of
+ * the q×q Rᵀ, 3.1 ms at q = 138: syevd of the q×q Gram matrix takes 0.93 ms but squares the
+ * condition number, σ_k losing ~u·(σ₁/σ_k)² relative (1e-4 at σ₁/σ_k ≈ 60, inside the
+ * accuracy target's range), so gesvdj stays.
+ *
+ * Host route (the CPU backend, CUDA without cuSOLVER, and q ≤ {@link HOST_ROUTE_MAX_WIDTH}):
+ * CholeskyQR on the device with its factor on the host (G = XᵀX with one product, R in
+ * float64 on the host, Q = X·R⁻¹ with one product), the core decomposed on the host in
+ * float64 (`linalg/core-svd.ts`). Each pass is guarded (`linalg/guarded-cholesky.ts`: Jacobi
+ * scaling, dependent columns kept as residuals for the next pass, zero columns replaced by
+ * random ones) and the final bases get passes until the input of the last one was already
+ * near orthonormal (CholeskyQR2 at least), which leaves them orthonormal to f32 rounding
+ * whatever the input's rank. Its host work grows as q³ (per pass a q×q read-back and ~q³/3
+ * flops, the core ~7q³): small at q ≈ 40, most of the call at q ≈ 140 (32–35 ms on an
+ * H200 host).
  *
  * The input is scaled by a power of two near 1/max|a| inside every product (through the
  * products' alpha), so the Gram matrices neither overflow nor underflow f32.
- *
- * Cost: 2·powerIterations + 2 products with A on the device, and per CholeskyQR pass one q×q
- * read-back plus ~q³/3 float64 flops on the host; the core eigen-decomposition is ~7q³. The
- * host part grows as q³: negligible at q ≈ 40, but at q ≈ 140 it is most of the call (about
- * 25 ms on an H200 host, where the device work is ~2 ms).
  */
 import { InvalidArgumentError } from '../errors.js';
 import { DenseLinalgError, type DenseLinalg } from './dense-linalg.js';
@@ -75,11 +89,12 @@ const PRODUCT: MatmulOptions = { precision: 'highest' };
 const WELL_CONDITIONED_PIVOT = 0.5;
 /**
  * Sketches at most this wide keep the host route even where the device has dense routines:
- * its q³ host work is small there, and its few small read-backs beat cuSOLVER's many short
- * kernels (H200, q = 42: 2.0–2.6 ms host route, 3.2–3.6 ms device route; q = 138: 27 ms
- * against 10.3 ms). The crossover between was not measured.
+ * its q³ host work is small there, and the device route's core SVD alone (gesvdj, 0.8 ms at
+ * q = 42) costs more than the host's whole core. H200, 4096×4096 and 8192×1024: q = 42, host
+ * route 2.2–2.8 ms, device route 2.1–3.0 ms (even); q = 48, 2.4–3.0 ms against 2.3 ms; q = 64,
+ * 4.5 ms against 2.2–2.4 ms; q = 138, 32–35 ms against 5.9–6.3 ms.
  */
-const HOST_ROUTE_MAX_WIDTH = 64;
+const HOST_ROUTE_MAX_WIDTH = 44;
 /** Passes allowed for a final basis (exactly dependent columns need about four). */
 const MAX_FINAL_PASSES = 6;
 
@@ -97,24 +112,41 @@ interface Resolved {
  * Truncated (or, with `full`, exact) SVD of the f32 matrix `a`: a ≈ u·diag(s)·v with u m×k,
  * s [k], v k×n. Synchronous: it reads small q×q matrices back from the device between steps.
  */
-export function svd(gpu: GpuCompute, a: Tensor<'f32'>, options: SvdOptions = {}, route?: SvdRoute): SvdResult {
+export function svd(gpu: GpuCompute, a: Tensor<'f32'>, options: SvdOptions = {}, route?: SvdRoute, probe?: SvdStageProbe): SvdResult {
   const o = resolve(gpu, a, options);
   const maxAbs = checkFinite(gpu, a);
   if (o.full) return fullSvd(gpu, a, o);
-  const useDevice = route === 'device' || (route === undefined && sketchWidth(o) > HOST_ROUTE_MAX_WIDTH);
-  const linalg = useDevice ? gpu.backend.denseLinalg?.() : undefined;
-  if (route === 'device' && !linalg) throw new InvalidArgumentError(`svd: the ${gpu.backend.kind} backend has no device dense linear algebra`);
-  if (linalg) return new DeviceRandomizedSvd(gpu, a, o, maxAbs, linalg).run();
-  return new RandomizedSvd(gpu, a, o, maxAbs).run();
+  const onDevice = route === 'device' || route === 'householder' || (route === undefined && sketchWidth(o) > HOST_ROUTE_MAX_WIDTH);
+  const linalg = onDevice ? gpu.backend.denseLinalg?.() : undefined;
+  if (onDevice && route !== undefined && !linalg) throw new InvalidArgumentError(`svd: the ${gpu.backend.kind} backend has no device dense linear algebra`);
+  if (!linalg) return new RandomizedSvd(gpu, a, o, maxAbs).run();
+  if (route !== 'householder') {
+    const result = new DeviceRandomizedSvd(gpu, a, o, maxAbs, linalg, 'cholesky', probe).run();
+    if (result) return result;
+    gpu.logger.debug(`svd: CholeskyQR2 broke down on ${a.toString()} (rank-deficient or ill-conditioned sketch); running again with Householder QR`);
+  }
+  return new DeviceRandomizedSvd(gpu, a, o, maxAbs, linalg, 'householder', probe).run()!;
 }
 
 /**
  * Where the dense steps of a truncated SVD run: 'device' (the backend's {@link DenseLinalg}:
- * Householder QR and a Jacobi SVD of the core, cuSOLVER on CUDA) or 'host' (CholeskyQR with
- * its factor and the core in float64 on the host). Default: the device where the backend has
- * it and the sketch is wider than {@link HOST_ROUTE_MAX_WIDTH}. For benchmarks and tests; `gpu.svd` always takes the default.
+ * CholeskyQR2 with a Householder QR fallback, and a Jacobi SVD of the core; cuSOLVER and
+ * cuBLAS on CUDA), 'householder' (the device with Householder QR throughout) or 'host'
+ * (CholeskyQR with its factor and the core in float64 on the host). Default: 'device' where
+ * the backend has it and the sketch is wider than {@link HOST_ROUTE_MAX_WIDTH}. For benchmarks
+ * and tests; `gpu.svd` always takes the default.
  */
-export type SvdRoute = 'device' | 'host';
+export type SvdRoute = 'device' | 'householder' | 'host';
+
+/** Observes a device-route call, for `bench/svd.ts`'s stage timing and the tests; never needed otherwise. */
+export interface SvdStageProbe {
+  /** The work of `stage` has just been queued (the next stage's starts after it). */
+  mark(stage: string): void;
+  /** max|XᵀX − I| of U or V before their polish, read back at the end of a CholeskyQR2 attempt. */
+  orthonormality?(deviation: number): void;
+  /** The CholeskyQR2 attempt broke down for `reason`; the call runs again with Householder QR. */
+  fallback?(reason: string): void;
+}
 
 function resolve(gpu: GpuCompute, a: Tensor, options: SvdOptions): Resolved {
   const op = 'svd';
@@ -341,17 +373,34 @@ class RandomizedSvd {
   }
 }
 
+/** How the device route orthonormalises its bases. */
+type DeviceQr = 'cholesky' | 'householder';
+
+/**
+ * Pre-polish max|XᵀX − I| of U or V above which a CholeskyQR2 attempt counts as broken down.
+ * Where it worked, the bases and gesvdj's f32 vectors together leave 1e-5 at q = 42 and
+ * 4e-5–1.6e-4 at q = 138 (H200, random 4096×4096 and 8192×1024), which the polish takes to
+ * O(δ²); a Gram matrix that potrf factored although it was numerically singular leaves O(1).
+ * At 1e-3 the polished factors are still orthonormal to ~1e-6.
+ */
+const CHOLESKY_BREAKDOWN_DEVIATION = 1e-3;
+
 /**
  * One truncated SVD with the dense steps on the device: the same range finder, every basis
- * orthonormalised by Householder QR (so no pass count to decide and no read-back between
- * steps), Bᵀ = Aᵀ·Q = P·R with R = Pᵀ·Bᵀ from one small product (P spans Bᵀ exactly, so R
- * need not be read out of the QR), and the q×q core Rᵀ decomposed by the device SVD. The
- * only synchronisation is the read-back of every routine's status at the end.
+ * orthonormalised on the device (CholeskyQR2, or Householder QR as the fallback), Bᵀ = Aᵀ·Q =
+ * P·R with R = Pᵀ·Bᵀ from one small product (P spans Bᵀ, so R need not come out of the QR),
+ * and the q×q core Rᵀ decomposed by the device SVD. The only synchronisation is the read-back
+ * of every routine's status at the end.
+ *
+ * CholeskyQR2 (G = XᵀX, G = RᵀR by potrf, X ← X·R⁻¹ by trsm, twice) is optimistic: a
+ * rank-deficient or too ill-conditioned basis makes potrf report a non-positive pivot, or
+ * leaves U or V visibly non-orthonormal; `run` then returns undefined and the caller runs the
+ * call again with Householder QR, which is orthonormal whatever the rank.
  */
 class DeviceRandomizedSvd {
   private readonly q: number;
   private readonly alpha: number;
-  private readonly steps: string[] = [];
+  private readonly steps: { name: string; cholesky: boolean }[] = [];
   private readonly infos: Tensor<'i32'>;
 
   constructor(
@@ -360,19 +409,28 @@ class DeviceRandomizedSvd {
     private readonly o: Resolved,
     maxAbs: number,
     private readonly linalg: DenseLinalg,
+    private readonly qr: DeviceQr,
+    private readonly probe: SvdStageProbe | undefined,
   ) {
     this.q = sketchWidth(o);
     this.alpha = productScale(maxAbs);
-    // One status per orthonormalisation (the sketch, two per power iteration, Bᵀ) and the core's.
-    this.infos = gpu.zeros([2 * o.powerIterations + 3], 'i32');
+    // Statuses: per orthonormalisation (the sketch, two per power iteration, Bᵀ) one for
+    // Householder or two for CholeskyQR2's factors; then the core's SVD.
+    const perBasis = qr === 'cholesky' ? 2 : 1;
+    this.infos = gpu.zeros([perBasis * (2 * o.powerIterations + 2) + 1], 'i32');
   }
 
-  run(): SvdResult {
-    const { gpu, a, o, q } = this;
+  /** The factors, or undefined when CholeskyQR2 broke down (only with `qr` 'cholesky'). */
+  run(): SvdResult | undefined {
+    const { gpu, o, q } = this;
     const k = o.rank;
     try {
-      using omega = gpu.randn([o.n, q], { seed: o.seed });
-      let basis = this.orthonormalize(this.product(omega, false), 'the sketch');
+      let basis: Tensor<'f32'>;
+      {
+        using omega = gpu.randn([o.n, q], { seed: o.seed });
+        this.mark('random Ω');
+        basis = this.orthonormalize(this.product(omega, false), 'the sketch');
+      }
       try {
         for (let i = 0; i < o.powerIterations; i++) {
           using z = this.orthonormalize(this.product(basis, true), `power iteration ${i + 1} (Aᵀ·Q)`);
@@ -381,36 +439,18 @@ class DeviceRandomizedSvd {
           basis = next;
         }
         using bt = this.product(basis, true);
-        using p = gpu.empty([o.n, q]);
-        this.linalg.orthonormalize(bt.view, p.view, o.n, q, this.info('the QR of Aᵀ·Q'));
+        using p = this.orthonormalize(gpu.copy(bt), 'Aᵀ·Q');
         using core = gpu.matmul(bt, p, { ...PRODUCT, transA: true });
+        this.mark('core R = Pᵀ·Bᵀ');
         using left = gpu.empty([q, q]);
         using right = gpu.empty([q, q]);
         using sigma = gpu.empty([q]);
-        this.linalg.svd(core.view, left.view, sigma.view, right.view, q, this.info(`the SVD of the ${q}×${q} core`));
+        this.linalg.svd(core.view, left.view, sigma.view, right.view, q, this.info(`the SVD of the ${q}×${q} core`, false));
+        this.mark('core SVD');
         using leftK = this.leadingRows(left, k);
         using rightK = this.leadingRows(right, k);
         using sigmaK = this.leadingRows(sigma, k);
-        const u = this.polish(gpu.matmul(basis, leftK, { ...PRODUCT, transB: true }), false);
-        try {
-          const v = this.polish(gpu.matmul(rightK, p, { ...PRODUCT, transB: true }), true);
-          try {
-            const s = gpu.mul(sigmaK, 1 / this.alpha);
-            try {
-              this.checkInfos();
-              return { u, s, v };
-            } catch (err) {
-              s.dispose();
-              throw err;
-            }
-          } catch (err) {
-            v.dispose();
-            throw err;
-          }
-        } catch (err) {
-          u.dispose();
-          throw err;
-        }
+        return this.outputs(basis, p, leftK, rightK, sigmaK);
       } finally {
         basis.dispose();
       }
@@ -420,19 +460,52 @@ class DeviceRandomizedSvd {
   }
 
   /**
-   * One Newton–Schulz step towards orthonormal columns (rows with `byRows`): X ← X·(3I − XᵀX)/2.
-   * The f32 Householder Q, the f32 Jacobi vectors and the product of the two each leave ~1e-5 of
-   * non-orthogonality δ at q ≈ 140; the step leaves O(δ²) plus rounding, for two k×k-sized
-   * products. Takes ownership of x.
+   * U = Q·X and V = (P·Y)ᵀ polished, S = Σ/alpha; then the statuses (and with CholeskyQR2 the
+   * orthonormality of U and V) are read and checked.
    */
-  private polish(x: Tensor<'f32'>, byRows: boolean): Tensor<'f32'> {
+  private outputs(basis: Tensor<'f32'>, p: Tensor<'f32'>, leftK: Tensor<'f32'>, rightK: Tensor<'f32'>, sigmaK: Tensor<'f32'>): SvdResult | undefined {
+    const { gpu } = this;
+    const k = this.o.rank;
+    const deviations: Tensor<'f32'>[] | undefined = this.qr === 'cholesky' ? [] : undefined;
+    const made: Tensor<'f32'>[] = [];
+    let keep = false;
+    const eye = new Float32Array(k * k);
+    for (let i = 0; i < k; i++) eye[i * k + i] = 1;
+    using identity = gpu.tensor(eye, [k, k]);
+    try {
+      const u = this.polish(gpu.matmul(basis, leftK, { ...PRODUCT, transB: true }), false, identity, deviations);
+      made.push(u);
+      const v = this.polish(gpu.matmul(rightK, p, { ...PRODUCT, transB: true }), true, identity, deviations);
+      made.push(v);
+      const s = gpu.mul(sigmaK, 1 / this.alpha);
+      made.push(s);
+      this.mark('outputs U, V (products, polish)');
+      keep = this.checkStatus(deviations ?? []);
+      this.mark('status read-back');
+      return keep ? { u, s, v } : undefined;
+    } finally {
+      for (const d of deviations ?? []) d.dispose();
+      if (!keep) for (const t of made) t.dispose();
+    }
+  }
+
+  /**
+   * One Newton–Schulz step towards orthonormal columns (rows with `byRows`): X ← X·(3I − XᵀX)/2.
+   * The f32 bases, the f32 Jacobi vectors and the product of the two each leave ~1e-5 of
+   * non-orthogonality δ at q ≈ 140; the step leaves O(δ²) plus rounding, for two k×k-sized
+   * products. With `deviations`, also appends max|XᵀX − I| before the step there (a
+   * one-element tensor left on the device): CholeskyQR2's breakdown check. Takes ownership of x.
+   */
+  private polish(x: Tensor<'f32'>, byRows: boolean, identity: Tensor<'f32'>, deviations: Tensor<'f32'>[] | undefined): Tensor<'f32'> {
     const { gpu } = this;
     try {
-      const k = this.o.rank;
       using gram = gpu.matmul(x, x, byRows ? { ...PRODUCT, transB: true } : { ...PRODUCT, transA: true });
-      const eye = new Float32Array(k * k);
-      for (let i = 0; i < k; i++) eye[i * k + i] = 1.5;
-      using shifted = gpu.tensor(eye, [k, k]);
+      if (deviations) {
+        using difference = gpu.sub(gram, identity);
+        using magnitude = gpu.abs(difference);
+        deviations.push(gpu.max(magnitude));
+      }
+      using shifted = gpu.mul(identity, 1.5);
       using half = gpu.mul(gram, 0.5);
       using factor = gpu.sub(shifted, half);
       return byRows ? gpu.matmul(factor, x, PRODUCT) : gpu.matmul(x, factor, PRODUCT);
@@ -443,16 +516,42 @@ class DeviceRandomizedSvd {
 
   /** alpha·A·x, or alpha·Aᵀ·x with `transpose`. */
   private product(x: Tensor<'f32'>, transpose: boolean): Tensor<'f32'> {
-    return this.gpu.matmul(this.a, x, { ...PRODUCT, transA: transpose, alpha: this.alpha });
+    const out = this.gpu.matmul(this.a, x, { ...PRODUCT, transA: transpose, alpha: this.alpha });
+    this.mark(transpose ? 'products Aᵀ·X' : 'products A·X');
+    return out;
   }
 
   /** An orthonormal basis of x's columns; takes ownership of x. */
   private orthonormalize(x: Tensor<'f32'>, step: string): Tensor<'f32'> {
+    const out = this.qr === 'cholesky' ? this.choleskyQr2(x, step) : this.householderQr(x, step);
+    this.mark(this.qr === 'cholesky' ? 'orthonormalise (CholeskyQR2)' : 'orthonormalise (Householder)');
+    return out;
+  }
+
+  /** Two CholeskyQR passes in place on x (returned): G = XᵀX = RᵀR, X ← X·R⁻¹. */
+  private choleskyQr2(x: Tensor<'f32'>, step: string): Tensor<'f32'> {
+    const { gpu, q } = this;
+    try {
+      const rows = x.shape[0]!;
+      for (const pass of [1, 2]) {
+        using gram = gpu.matmul(x, x, { ...PRODUCT, transA: true });
+        this.linalg.cholesky(gram.view, q, this.info(`CholeskyQR pass ${pass} of ${step}`, true));
+        this.linalg.solveUpperRight(x.view, gram.view, rows, q);
+      }
+      return x;
+    } catch (err) {
+      x.dispose();
+      throw err;
+    }
+  }
+
+  /** Householder QR of x into a new tensor; takes ownership of x. */
+  private householderQr(x: Tensor<'f32'>, step: string): Tensor<'f32'> {
     try {
       const rows = x.shape[0]!;
       const out = this.gpu.empty([rows, this.q]);
       try {
-        this.linalg.orthonormalize(x.view, out.view, rows, this.q, this.info(`the QR of ${step}`));
+        this.linalg.orthonormalize(x.view, out.view, rows, this.q, this.info(`the QR of ${step}`, false));
         return out;
       } catch (err) {
         out.dispose();
@@ -472,18 +571,39 @@ class DeviceRandomizedSvd {
     return out;
   }
 
-  /** The status slot of the next device routine, named for the error message. */
-  private info(step: string) {
+  /** The status slot of the next device routine, named for the error message; `cholesky`: a potrf whose pivot failure means breakdown. */
+  private info(name: string, cholesky: boolean) {
     const index = this.steps.length;
-    this.steps.push(step);
+    this.steps.push({ name, cholesky });
     return { ...this.infos.view, shape: [1], offset: this.infos.view.offset + index, size: 1 };
   }
 
-  /** Reads every routine's status back (the call's one synchronisation) and throws on a failure. */
-  private checkInfos(): void {
+  /**
+   * Reads every routine's status back (the call's one synchronisation). Returns false when
+   * CholeskyQR2 broke down: a potrf pivot failure, or a `deviations` entry (max|XᵀX − I| of U
+   * or V) above {@link CHOLESKY_BREAKDOWN_DEVIATION}. Throws on any other failure.
+   */
+  private checkStatus(deviations: readonly Tensor<'f32'>[]): boolean {
     const infos = this.infos.toArraySync();
+    let breakdown: string | undefined;
     this.steps.forEach((step, i) => {
-      if (infos[i] !== 0) throw new DenseLinalgError(step, infos[i]!, this.linalg.name);
+      const info = infos[i]!;
+      if (info === 0) return;
+      if (step.cholesky && info > 0) breakdown ??= `${step.name}: the leading ${info}×${info} Gram minor is not positive definite`;
+      // After a breakdown the later routines ran on garbage: their statuses mean nothing.
+      else if (breakdown === undefined) throw new DenseLinalgError(step.name, info, this.linalg.name);
     });
+    for (const deviation of breakdown === undefined ? deviations : []) {
+      const value = deviation.toArraySync()[0]!;
+      this.probe?.orthonormality?.(value);
+      if (!(value <= CHOLESKY_BREAKDOWN_DEVIATION)) breakdown ??= `U or V is off orthonormal by ${value.toExponential(2)}`;
+    }
+    if (breakdown !== undefined) this.probe?.fallback?.(breakdown);
+    return breakdown === undefined;
+  }
+
+  /** Tells the probe (the benchmark's stage timer) that the work of `stage` has been queued. */
+  private mark(stage: string): void {
+    this.probe?.mark(stage);
   }
 }

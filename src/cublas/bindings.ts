@@ -22,6 +22,9 @@ export const cublas = lazyFunctions(openCublas, {
     'int cublasGemmStridedBatchedEx(void *handle, int transa, int transb, int m, int n, int k, const void *alpha, ' +
     'const void *A, int Atype, int lda, int64_t strideA, const void *B, int Btype, int ldb, int64_t strideB, ' +
     'const void *beta, void *C, int Ctype, int ldc, int64_t strideC, int batchCount, int computeType, int algo)',
+  cublasStrsm:
+    'int cublasStrsm_v2(void *handle, int side, int uplo, int trans, int diag, int m, int n, const float *alpha, ' +
+    'const void *A, int lda, void *B, int ldb)',
 });
 
 /** cublasStatus_t values (cublas_api.h). */
@@ -51,6 +54,15 @@ export const CublasComputeType = {
   /** f32 data through TF32 tensor cores. */
   COMPUTE_32F_FAST_TF32: 77,
 } as const;
+
+/** cublasSideMode_t. */
+export const CublasSideMode = { LEFT: 0, RIGHT: 1 } as const;
+
+/** cublasFillMode_t. */
+export const CublasFillMode = { LOWER: 0, UPPER: 1 } as const;
+
+/** cublasDiagType_t. */
+export const CublasDiagType = { NON_UNIT: 0, UNIT: 1 } as const;
 
 /** cublasMath_t. */
 export const CublasMath = { DEFAULT: 0, PEDANTIC: 2, TF32_TENSOR_OP: 3 } as const;

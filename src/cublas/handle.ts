@@ -1,6 +1,16 @@
 import type { Context } from '../driver/context.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import { cublas, CublasComputeType, CublasMath, CublasOperation, CUBLAS_GEMM_DEFAULT, CudaDataType } from './bindings.js';
+import {
+  cublas,
+  CublasComputeType,
+  CublasDiagType,
+  CublasFillMode,
+  CublasMath,
+  CublasOperation,
+  CublasSideMode,
+  CUBLAS_GEMM_DEFAULT,
+  CudaDataType,
+} from './bindings.js';
 import { checkCublas } from './cublas-error.js';
 
 /** Element types cuBLAS multiplies here (always with f32 accumulation). */
@@ -28,6 +38,27 @@ export interface RowMajorGemm {
   strideA: number;
   strideB: number;
   strideC: number;
+  /** Driver stream handle the work is queued on. */
+  stream: bigint;
+}
+
+/**
+ * A column-major f32 triangular solve in place: B ← alpha·op(A)⁻¹·B (`left`) or
+ * B ← alpha·B·op(A)⁻¹, with A triangular (its other triangle is not read). B is m×n.
+ */
+export interface ColumnMajorTriangularSolve {
+  left: boolean;
+  /** A's lower triangle holds it (else the upper). */
+  lower: boolean;
+  /** op(A) = Aᵀ. */
+  transA: boolean;
+  m: number;
+  n: number;
+  alpha: number;
+  a: bigint;
+  lda: number;
+  b: bigint;
+  ldb: number;
   /** Driver stream handle the work is queued on. */
   stream: bigint;
 }
@@ -108,6 +139,37 @@ export class CublasHandle implements Disposable {
         ),
       );
     }
+  }
+
+  /** Queues a column-major f32 triangular solve (cublasStrsm) with a non-unit diagonal. */
+  triangularSolve(t: ColumnMajorTriangularSolve): void {
+    const handle = this.#live();
+    for (const [name, v] of [['m', t.m], ['n', t.n], ['lda', t.lda], ['ldb', t.ldb]] as const) {
+      if (!Number.isInteger(v) || v < 1 || v > INT32_MAX) throw new InvalidArgumentError(`cuBLAS trsm: ${name} ${v} is not a positive int32 extent`);
+    }
+    this.context.makeCurrent();
+    if (t.stream !== this.#stream) {
+      checkCublas('cublasSetStream_v2', cublas.cublasSetStream(handle, t.stream));
+      this.#stream = t.stream;
+    }
+    this.#scalars[0] = t.alpha;
+    checkCublas(
+      'cublasStrsm_v2',
+      cublas.cublasStrsm(
+        handle,
+        t.left ? CublasSideMode.LEFT : CublasSideMode.RIGHT,
+        t.lower ? CublasFillMode.LOWER : CublasFillMode.UPPER,
+        t.transA ? CublasOperation.T : CublasOperation.N,
+        CublasDiagType.NON_UNIT,
+        t.m,
+        t.n,
+        this.#scalars.subarray(0, 1),
+        t.a,
+        t.lda,
+        t.b,
+        t.ldb,
+      ),
+    );
   }
 
   /** Destroys the handle (idempotent). Its context must still be alive. */

@@ -3,7 +3,8 @@ import { openCusolver } from './library.js';
 
 /**
  * The dense cuSOLVER entry points this library calls, bound on first use: a handle, Householder
- * QR (geqrf, then orgqr to form Q) and the Jacobi SVD (gesvdj). Handles, parameter objects and
+ * QR (geqrf, then orgqr to form Q), the Cholesky factorisation (potrf), the Jacobi SVD (gesvdj)
+ * and the divide-and-conquer symmetric eigensolver (syevd). Handles, parameter objects and
  * device pointers are `void*` (BigInt in koffi); workspace sizes come back through host ints.
  * Every matrix is column-major.
  */
@@ -17,6 +18,11 @@ export const cusolver = lazyFunctions(openCusolver, {
   cusolverDnSorgqr_bufferSize:
     'int cusolverDnSorgqr_bufferSize(void *handle, int m, int n, int k, void *A, int lda, void *tau, _Out_ int *lwork)',
   cusolverDnSorgqr: 'int cusolverDnSorgqr(void *handle, int m, int n, int k, void *A, int lda, void *tau, void *work, int lwork, void *devInfo)',
+  cusolverDnSpotrf_bufferSize: 'int cusolverDnSpotrf_bufferSize(void *handle, int uplo, int n, void *A, int lda, _Out_ int *lwork)',
+  cusolverDnSpotrf: 'int cusolverDnSpotrf(void *handle, int uplo, int n, void *A, int lda, void *work, int lwork, void *devInfo)',
+  cusolverDnSsyevd_bufferSize:
+    'int cusolverDnSsyevd_bufferSize(void *handle, int jobz, int uplo, int n, void *A, int lda, void *W, _Out_ int *lwork)',
+  cusolverDnSsyevd: 'int cusolverDnSsyevd(void *handle, int jobz, int uplo, int n, void *A, int lda, void *W, void *work, int lwork, void *devInfo)',
   cusolverDnCreateGesvdjInfo: 'int cusolverDnCreateGesvdjInfo(_Out_ void **info)',
   cusolverDnDestroyGesvdjInfo: 'int cusolverDnDestroyGesvdjInfo(void *info)',
   cusolverDnXgesvdjSetTolerance: 'int cusolverDnXgesvdjSetTolerance(void *info, double tolerance)',
@@ -44,6 +50,9 @@ export const CusolverStatus = {
   ZERO_PIVOT: 10,
   INVALID_LICENSE: 11,
 } as const;
+
+/** cublasFillMode_t, which cuSOLVER takes for `uplo`. */
+export const CusolverFillMode = { LOWER: 0, UPPER: 1 } as const;
 
 /** cusolverEigMode_t. */
 export const CusolverEigMode = { NO_VECTOR: 0, VECTOR: 1 } as const;

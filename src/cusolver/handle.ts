@@ -1,6 +1,6 @@
 import type { Context } from '../driver/context.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import { cusolver, CusolverEigMode } from './bindings.js';
+import { cusolver, CusolverEigMode, CusolverFillMode } from './bindings.js';
 import { checkCusolver } from './cusolver-error.js';
 import { openCusolver } from './library.js';
 
@@ -71,6 +71,40 @@ export class CusolverHandle implements Disposable {
     const work = workspace(lwork * 4);
     checkCusolver('cusolverDnSgeqrf', cusolver.cusolverDnSgeqrf(handle, m, n, a, m, tau, work, lwork, info));
     checkCusolver('cusolverDnSorgqr', cusolver.cusolverDnSorgqr(handle, m, n, n, a, m, tau, work, lwork, info));
+  }
+
+  /**
+   * Cholesky factorisation in place of the symmetric positive definite column-major n×n `a`:
+   * a = L·Lᵀ with L written over a's lower triangle (the strict upper one is neither read nor
+   * written). `info` receives potrf's devInfo: 0 on success, j > 0 when the leading j×j minor
+   * is not positive definite (the factor is then incomplete).
+   */
+  cholesky(stream: bigint, n: number, a: bigint, info: bigint, workspace: Workspace): void {
+    const handle = this.#ready(stream, n, n);
+    const lower = CusolverFillMode.LOWER;
+    const lwork = Math.max(
+      this.#lwork(`potrf|${n}`, (out) => cusolver.cusolverDnSpotrf_bufferSize(handle, lower, n, a, n, out), 'cusolverDnSpotrf_bufferSize'),
+      1,
+    );
+    const work = workspace(lwork * 4);
+    checkCusolver('cusolverDnSpotrf', cusolver.cusolverDnSpotrf(handle, lower, n, a, n, work, lwork, info));
+  }
+
+  /**
+   * Eigen-decomposition of the symmetric column-major n×n `a` (lower triangle read) by divide
+   * and conquer: eigenvalues ascending into `w` (n floats), the eigenvectors over a's columns.
+   * `info` receives syevd's devInfo (0 on success, > 0 when it did not converge).
+   */
+  symmetricEigen(stream: bigint, n: number, a: bigint, w: bigint, info: bigint, workspace: Workspace): void {
+    const handle = this.#ready(stream, n, n);
+    const mode = CusolverEigMode.VECTOR;
+    const lower = CusolverFillMode.LOWER;
+    const lwork = Math.max(
+      this.#lwork(`syevd|${n}`, (out) => cusolver.cusolverDnSsyevd_bufferSize(handle, mode, lower, n, a, n, w, out), 'cusolverDnSsyevd_bufferSize'),
+      1,
+    );
+    const work = workspace(lwork * 4);
+    checkCusolver('cusolverDnSsyevd', cusolver.cusolverDnSsyevd(handle, mode, lower, n, a, n, w, work, lwork, info));
   }
 
   /**

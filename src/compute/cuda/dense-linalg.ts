@@ -1,7 +1,8 @@
 /**
- * The CUDA backend's {@link DenseLinalg}: cuSOLVER, on the backend's current stream, with one
- * handle per backend created on first use. Without cuSOLVER the backend offers none (logged
- * once at debug level) and `gpu.svd` takes its host path.
+ * The CUDA backend's {@link DenseLinalg}: cuSOLVER (and cuBLAS for the triangular solve), on
+ * the backend's current stream, with one handle of each per backend created on first use.
+ * Without either library the backend offers none (logged once at debug level) and `gpu.svd`
+ * takes its host path.
  *
  * Layout: cuSOLVER is column-major and a row-major r×c view is the column-major c×r matrix of
  * its transpose.
@@ -12,7 +13,12 @@
  *   a = V·Σ·Uᵀ: a's left singular vectors are V's columns, which column-major storage keeps
  *   contiguous, i.e. the rows of the row-major buffer handed over as V; likewise U's columns
  *   are a's right singular vectors.
+ * - cholesky: a symmetric row-major g is the same column-major matrix; potrf's lower factor L
+ *   (column-major) is stored as the row-major upper triangle R = Lᵀ, so g = Rᵀ·R.
+ * - solveUpperRight: the row-major x (rows×cols) is the column-major M = xᵀ (cols×rows), and
+ *   x·R⁻¹ = (R⁻ᵀ·M)ᵀ = (L⁻¹·M)ᵀ: one left, lower, non-transposed trsm on M in place.
  */
+import { CublasHandle } from '../../cublas/handle.js';
 import { CusolverHandle } from '../../cusolver/handle.js';
 import type { DenseLinalg } from '../dense-linalg.js';
 import type { TensorView } from '../tensor-view.js';
@@ -30,7 +36,13 @@ export function cudaDenseLinalg(backend: CudaBackend): DenseLinalg | undefined {
   if (!state) {
     state = { linalg: undefined };
     try {
-      state.linalg = new CudaDenseLinalg(backend, new CusolverHandle(backend.context));
+      const solver = new CusolverHandle(backend.context);
+      try {
+        state.linalg = new CudaDenseLinalg(backend, solver, new CublasHandle(backend.context));
+      } catch (err) {
+        solver.dispose();
+        throw err;
+      }
       backend.logger?.debug(`svd: dense steps on the device (${state.linalg.name})`);
     } catch (err) {
       backend.logger?.debug(`svd: cuSOLVER unavailable, dense steps on the host: ${err instanceof Error ? err.message : String(err)}`);
@@ -46,6 +58,7 @@ export function releaseCudaDenseLinalg(backend: CudaBackend): void {
   if (!state) return;
   states.delete(backend);
   state.linalg?.handle.dispose();
+  state.linalg?.blas.dispose();
 }
 
 class CudaDenseLinalg implements DenseLinalg {
@@ -54,6 +67,7 @@ class CudaDenseLinalg implements DenseLinalg {
   constructor(
     private readonly backend: CudaBackend,
     readonly handle: CusolverHandle,
+    readonly blas: CublasHandle,
   ) {
     this.name = `cuSOLVER ${handle.version}`;
   }
@@ -80,6 +94,39 @@ class CudaDenseLinalg implements DenseLinalg {
       for (const s of scratch) s.release();
       backend.free(buffer);
     }
+  }
+
+  cholesky(g: TensorView, n: number, info: TensorView): void {
+    const { backend } = this;
+    const stream = backend.enqueue(g, info);
+    let work: { release(): void } | undefined;
+    try {
+      this.handle.cholesky(stream.handle, n, backend.address(g), backend.address(info), (bytes) => {
+        const w = backend.scratch(bytes);
+        work = w;
+        return w.address;
+      });
+    } finally {
+      work?.release();
+    }
+  }
+
+  solveUpperRight(x: TensorView, r: TensorView, rows: number, cols: number): void {
+    const { backend } = this;
+    const stream = backend.enqueue(x, r);
+    this.blas.triangularSolve({
+      left: true,
+      lower: true,
+      transA: false,
+      m: cols,
+      n: rows,
+      alpha: 1,
+      a: backend.address(r),
+      lda: cols,
+      b: backend.address(x),
+      ldb: cols,
+      stream: stream.handle,
+    });
   }
 
   svd(a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void {

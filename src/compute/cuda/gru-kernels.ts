@@ -1,23 +1,41 @@
 /**
- * The compiled specialisations of `kernels/gru.cu` (one per float dtype) and the kernels each
- * defines, for the GRU launcher and the CI compile test.
+ * The compiled specialisations of `kernels/gru.cu` and the kernels each defines, for the GRU
+ * launcher and the CI compile test: per float dtype, one module of the persistent and gates
+ * kernels, and one module of fused step kernels per column count (GRU_FUSED_COLUMNS).
  */
 import type { DType } from '../dtype.js';
+import { FUSED_COLUMNS, fusedKernelNames } from './gru-plan.js';
 import type { ModuleSpec } from './kernel-sources.js';
 
 export const GRU_SOURCE = 'gru.cu';
 
-/** The extern "C" kernels of gru.cu. */
+/** The extern "C" kernels of gru.cu built without GRU_FUSED_COLUMNS. */
 export const GRU_KERNELS: readonly string[] = ['gru_persistent_tb2', 'gru_persistent_tb8', 'gru_gates'];
 
 const DTYPE_CODE: Readonly<Record<'f32' | 'f16' | 'bf16', string>> = { f32: 'GC_F32', f16: 'GC_F16', bf16: 'GC_BF16' };
 
-export function gruSpec(dtype: DType): ModuleSpec {
+function dtypeCode(dtype: DType): string {
   if (dtype === 'i32') throw new TypeError('gru.cu has no i32 specialisation');
-  return { file: GRU_SOURCE, defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
+  return DTYPE_CODE[dtype];
+}
+
+/** The persistent and gates kernels for a dtype. */
+export function gruSpec(dtype: DType): ModuleSpec {
+  return { file: GRU_SOURCE, defines: { GC_DTYPE: dtypeCode(dtype) } };
+}
+
+/** The fused step kernels with `columns` of h per lane, for a dtype. */
+export function gruFusedSpec(dtype: DType, columns: number): ModuleSpec {
+  return { file: GRU_SOURCE, defines: { GC_DTYPE: dtypeCode(dtype), GRU_FUSED_COLUMNS: columns } };
+}
+
+/** The kernels a gru.cu specialisation defines. */
+export function gruKernelNames(spec: ModuleSpec): string[] {
+  const columns = spec.defines?.GRU_FUSED_COLUMNS;
+  return columns === undefined ? [...GRU_KERNELS] : fusedKernelNames(Number(columns));
 }
 
 /** Every specialisation the GRU can request. */
 export function gruModuleSpecs(): ModuleSpec[] {
-  return (['f32', 'f16', 'bf16'] as const).map(gruSpec);
+  return (['f32', 'f16', 'bf16'] as const).flatMap((dtype) => [gruSpec(dtype), ...FUSED_COLUMNS.map((c) => gruFusedSpec(dtype, c))]);
 }

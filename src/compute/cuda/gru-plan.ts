@@ -1,7 +1,7 @@
 /**
- * Which recurrence path a CUDA GRU layer takes, and how the persistent kernel (`kernels/gru.cu`)
- * is laid out for a shape: pure functions of the shape and the device limits, so they are
- * unit-tested without a GPU.
+ * Which recurrence path a CUDA GRU layer takes, and how the persistent and fused kernels
+ * (`kernels/gru.cu`) are laid out for a shape: pure functions of the shape and the device limits,
+ * so they are unit-tested without a GPU.
  */
 
 /** Threads per block of the persistent kernel (GRU_THREADS in gru.cu). */
@@ -51,7 +51,7 @@ export function planPersistent(
 
 /**
  * Whether the persistent kernel can run a layer: its plan, or why not (layer norm, or slices that
- * do not fit). Only a 'persistent' request takes it: 'auto' takes the steps path for every shape,
+ * do not fit). Only a 'persistent' request takes it: 'auto' never does (see {@link autoPath}),
  * because on an H200 (bench/notes/gru.md) the persistent kernel, though correct, lost everywhere —
  * b32 h256 T10 183 µs vs 91 µs, b256 h1024 T100 11.3 ms vs 7.2 ms, b64 h1024 T512 44 ms vs 16 ms:
  * each step stages h in H/16 dependent L2 round trips.
@@ -60,4 +60,83 @@ export function persistentFit(layerNorm: boolean, plan: PersistentPlan | undefin
   if (layerNorm) return { reason: 'it has no layer norm' };
   if (plan === undefined) return { reason: "W_hh's slices do not fit on chip with every block resident" };
   return { plan };
+}
+
+/** Hidden units per block of the fused step kernels (GRU_FUSED_UNITS in gru.cu): one warp each. */
+export const FUSED_UNITS = 8;
+/** Columns of h per lane the fused kernels are compiled for (one module each): KPL serves H ≤ 32·KPL. */
+export const FUSED_COLUMNS = [2, 4, 8, 16] as const;
+/**
+ * Batch rows per warp tile the fused kernels are compiled for. No 8: on an H200 it never beat
+ * both neighbours (b32 h256 T10: r4 42, r8 58, r16 51 µs; b32 h512: r4 145, r8 199, r16 77 µs).
+ */
+const FUSED_ROWS = [4, 16, 32] as const;
+/** Most h values a lane multiplies per tile (rows · columns): k16_r32 would spill registers. */
+const FUSED_MAX_TILE = 256;
+/** The largest hidden size of the fused path (its weights live in registers: 3·16 per lane). */
+export const FUSED_MAX_HIDDEN = 32 * FUSED_COLUMNS[FUSED_COLUMNS.length - 1];
+
+/** The fused kernel's name for `columns` per lane and `rows` per tile. */
+export function fusedKernelName(columns: number, rows: number): string {
+  return `gru_fused_k${columns}_r${rows}`;
+}
+
+/** The fused kernels gru.cu defines for `columns` per lane (its GRU_FUSED_COLUMNS module). */
+export function fusedKernelNames(columns: number): string[] {
+  return FUSED_ROWS.filter((r) => r * columns <= FUSED_MAX_TILE).map((r) => fusedKernelName(columns, r));
+}
+
+/** How the fused step kernel is launched for one shape. */
+export interface FusedPlan {
+  /** Columns of h per lane (the kernel's KPL). */
+  columns: number;
+  /** Batch rows per warp tile (the kernel's BT). */
+  rows: number;
+  /** Blocks of FUSED_UNITS warps: E · ⌈H / FUSED_UNITS⌉ · ⌈B / rows⌉. */
+  blocks: number;
+  kernel: string;
+}
+
+/**
+ * The fused step launch for E members, B rows and H units on a device with `multiprocessors`
+ * SMs, or undefined for H above {@link FUSED_MAX_HIDDEN}. While 4-row tiles need at most two
+ * blocks per SM, every block is resident at once and a step is one round of latency: the small
+ * tile, with the most warps in flight, wins. Past that the SMs are busy and the largest tile
+ * wins, as it reloads W_hh the fewest times. No tile is larger than the batch needs. (H200, per
+ * 10 steps: b32 h256 r4 42 vs r32 75 µs; b128 h256 r4 117 vs r32 80; b64 h512 r4 273 vs r16 143.)
+ */
+export function planFused(E: number, B: number, H: number, multiprocessors: number): FusedPlan | undefined {
+  const columns = FUSED_COLUMNS.find((c) => 32 * c >= H);
+  if (columns === undefined) return undefined;
+  const unitBlocks = E * Math.ceil(H / FUSED_UNITS);
+  const tiles = FUSED_ROWS.filter((r, i) => r * columns <= FUSED_MAX_TILE && (i === 0 || FUSED_ROWS[i - 1]! < B));
+  const smallest = tiles[0]!;
+  const rows = unitBlocks * Math.ceil(B / smallest) <= 2 * multiprocessors ? smallest : tiles[tiles.length - 1]!;
+  return { columns, rows, blocks: unitBlocks * Math.ceil(B / rows), kernel: fusedKernelName(columns, rows) };
+}
+
+/** Whether the fused kernel can run a layer: its plan, or why not. */
+export function fusedFit(layerNorm: boolean, plan: FusedPlan | undefined): { plan: FusedPlan } | { reason: string } {
+  if (layerNorm) return { reason: 'it has no layer norm (a whole-row reduction per step)' };
+  if (plan === undefined) return { reason: `it serves hidden sizes up to ${FUSED_MAX_HIDDEN}` };
+  return { plan };
+}
+
+/**
+ * Per-step products E·B·H² up to which 'auto' takes the fused kernel: there a step costs about one
+ * launch, where the steps path pays two (GEMM + gates). Past it the fused kernel's SIMT f32
+ * products (each warp re-reads its h tile through L1) lose to the GEMM, sooner against TF32
+ * tensor cores. H200, whole calls of T 10, fused vs steps: f32 b128 h256 (2^23) 88 vs 106 µs,
+ * e5 b32 h256 (10·2^20) ~148 vs 107; tf32 b32 h512 (2^23) 84 vs 92, b128 h256 (2^23) 88 vs 76.
+ */
+export const FUSED_AUTO_LIMIT = { highest: 2 ** 23, tf32: 2 ** 22 } as const;
+
+/** The path 'auto' takes: fused where it applies and the product is small, else steps. */
+export function autoPath(
+  shape: { ensemble: number; batch: number; hidden: number; layerNorm: boolean; precision: 'highest' | 'tf32' },
+  fused: FusedPlan | undefined,
+): 'fused' | 'steps' {
+  if ('reason' in fusedFit(shape.layerNorm, fused)) return 'steps';
+  const work = shape.ensemble * shape.batch * shape.hidden * shape.hidden;
+  return work <= FUSED_AUTO_LIMIT[shape.precision] ? 'fused' : 'steps';
 }

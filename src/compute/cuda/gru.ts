@@ -1,15 +1,22 @@
 /**
- * One GRU layer's recurrence on CUDA (`kernels/gru.cu`), by one of two paths:
+ * One GRU layer's recurrence on CUDA (`kernels/gru.cu`), by one of three paths:
  *
+ * - fused: per step one kernel that does both the product h·W_hhᵀ and the gates (one warp per
+ *   hidden unit keeps its three W_hh rows in registers and walks a tile of batch rows), so T
+ *   launches and no GEMM dispatch. Applies for hidden sizes up to 512 without layer norm. Its
+ *   products are SIMT f32 FMAs also under 'tf32' (never less accurate than asked for).
+ * - steps: per step, gh = h·W_hhᵀ through the matmul engine (cuBLAS or our kernels, TF32 when
+ *   allowed) and the `gru_gates` kernel.
  * - persistent: one cooperative launch for all T steps; each block keeps its slice of W_hh in
  *   shared memory and the grid meets at a barrier between steps. Runs when asked for, where the
  *   slices fit on chip with every block resident and no layer norm is asked for.
- * - steps: per step, gh = h·W_hhᵀ through the matmul engine (cuBLAS or our kernels, TF32 when
- *   allowed) and the `gru_gates` kernel. The first call of a configuration runs eagerly (which
- *   also tunes its product); when the same configuration (same buffers, same shapes) comes back,
- *   its 2·T launches are captured once in a CUDA graph and replayed from then on.
  *
- * `params.path` picks one; 'auto' is the steps path (measured faster everywhere: see persistentFit).
+ * The fused and steps paths run a configuration's first call eagerly (which also tunes the steps
+ * path's product); when the same configuration (same buffers, same shapes) comes back, its
+ * launches are captured once in a CUDA graph and replayed from then on.
+ *
+ * `params.path` picks one; 'auto' takes fused for small products and steps elsewhere (autoPath in
+ * gru-plan.ts, from H200 measurements in bench/notes/gru.md).
  */
 import { Graph, type GraphExec } from '../../driver/graph.js';
 import { InvalidArgumentError } from '../../errors.js';
@@ -20,17 +27,29 @@ import type { GruRecurrenceParams } from '../gru-op.js';
 import type { TensorView } from '../tensor-view.js';
 import type { CudaBackend } from './cuda-backend.js';
 import type { CudaBuffer } from './cuda-buffer.js';
-import { gruSpec } from './gru-kernels.js';
-import { PERSISTENT_THREADS, persistentFit, planPersistent } from './gru-plan.js';
+import { gruFusedSpec, gruSpec } from './gru-kernels.js';
+import {
+  autoPath,
+  FUSED_UNITS,
+  fusedFit,
+  PERSISTENT_THREADS,
+  persistentFit,
+  planFused,
+  planPersistent,
+  type FusedPlan,
+} from './gru-plan.js';
 import { cudaMatmul } from './matmul.js';
 import type { RegisteredKernel } from './kernel-registry.js';
 
 const THREADS = PERSISTENT_THREADS;
-/** Graphs kept per backend (each holds its gh and ping-pong buffers). */
+/** Graphs kept per backend (a steps graph holds its gh and ping-pong buffers). */
 const MAX_GRAPHS = 4;
 
 const PERSISTENT_SIG: readonly ArgType[] = [
   'ptr', 'u64', 'u64', 'u64', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'u64', 'i32', 'ptr', 'i32', 'i32', 'i32', 'i32', 'ptr',
+];
+const FUSED_SIG: readonly ArgType[] = [
+  'ptr', 'u64', 'u64', 'u64', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'u64', 'i32', 'ptr', 'i32', 'i32', 'i32', 'i32',
 ];
 const GATES_SIG: readonly ArgType[] = [
   'ptr', 'u64', 'u64', 'u64', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'u64', 'i32', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32',
@@ -64,13 +83,39 @@ function stateOf(backend: CudaBackend): GruState {
 }
 
 export function cudaGruRecurrence(backend: CudaBackend, p: GruRecurrenceParams): void {
-  const stream = backend.enqueue(p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, p.layerNorm?.gamma, p.layerNorm?.beta);
+  backend.enqueue(p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, p.layerNorm?.gamma, p.layerNorm?.beta);
   const { ensemble: E, batch: B, hidden: H } = p;
-  if (p.path !== 'persistent') {
-    // 'auto' takes the steps path for every shape (measured: see persistentFit).
-    runSteps(backend, p);
-    return;
+  const layerNorm = p.layerNorm !== undefined;
+  const fused = planFused(E, B, H, backend.multiprocessorCount);
+  switch (p.path) {
+    case 'persistent':
+      runPersistent(backend, p);
+      return;
+    case 'steps':
+      runRecorded(backend, p, undefined);
+      return;
+    case 'fused': {
+      const fit = fusedFit(layerNorm, fused);
+      if ('reason' in fit) throw notApplicable('fused', fit.reason, p);
+      runRecorded(backend, p, fit.plan);
+      return;
+    }
+    case 'auto': {
+      const shape = { ensemble: E, batch: B, hidden: H, layerNorm, precision: p.precision };
+      runRecorded(backend, p, autoPath(shape, fused) === 'fused' ? fused : undefined);
+      return;
+    }
   }
+}
+
+function notApplicable(path: string, reason: string, p: GruRecurrenceParams): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `gru: path '${path}' does not apply here (${reason}) for ${p.ensemble} member(s), batch ${p.batch}, hidden ${p.hidden}; use 'auto' or 'steps'`,
+  );
+}
+
+function runPersistent(backend: CudaBackend, p: GruRecurrenceParams): void {
+  const { ensemble: E, batch: B, hidden: H } = p;
   const tb = B >= 128 ? 8 : 2;
   const name = `gru_persistent_tb${tb}`;
   const k = backend.kernel(`gru|${p.hN.dtype}|${name}`, () => gruSpec(p.hN.dtype), name, PERSISTENT_SIG);
@@ -81,12 +126,10 @@ export function cudaGruRecurrence(backend: CudaBackend, p: GruRecurrenceParams):
     k.kernel.occupancy.maxActiveBlocksPerMultiprocessor(THREADS, bytes) * backend.multiprocessorCount,
   );
   const fit = persistentFit(p.layerNorm !== undefined, plan);
-  if ('reason' in fit) {
-    throw new InvalidArgumentError(`gru: path 'persistent' does not apply here (${fit.reason}) for ${E} member(s), batch ${B}, hidden ${H}; use 'auto' or 'steps'`);
-  }
+  if ('reason' in fit) throw notApplicable('persistent', fit.reason, p);
   const chosen = fit.plan;
   k.launch(
-    { grid: chosen.blocks, block: THREADS, sharedMemBytes: chosen.sharedBytes, stream, cooperative: true },
+    { grid: chosen.blocks, block: THREADS, sharedMemBytes: chosen.sharedBytes, stream: backend.enqueue(), cooperative: true },
     backend.address(p.gx), ...p.gxStrides,
     backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh), backend.address(p.h0),
     backend.address(p.hSeq), ...p.seqStrides, p.slots, backend.address(p.hN),
@@ -115,9 +158,17 @@ function optional(backend: CudaBackend, view: TensorView | undefined): bigint {
   return view ? backend.address(view) : 0n;
 }
 
-function runSteps(backend: CudaBackend, p: GruRecurrenceParams): void {
+/**
+ * The fused path (with its plan) or the steps path (plan undefined): eagerly on a configuration's
+ * first call, then as a captured graph. A fused single step is one launch: never captured.
+ */
+function runRecorded(backend: CudaBackend, p: GruRecurrenceParams, fused: FusedPlan | undefined): void {
+  if (fused && p.steps === 1) {
+    launchFused(backend, p, fused, 0);
+    return;
+  }
   const state = stateOf(backend);
-  const key = configKey(backend, p);
+  const key = `${fused?.kernel ?? 'steps'}|${configKey(backend, p)}`;
   const cachedAt = state.graphs.findIndex((g) => g.key === key);
   if (cachedAt >= 0) {
     const [g] = state.graphs.splice(cachedAt, 1);
@@ -127,11 +178,15 @@ function runSteps(backend: CudaBackend, p: GruRecurrenceParams): void {
   }
   const { ensemble: E, batch: B, hidden: H } = p;
   const bytes = dtypeSize[p.hN.dtype];
-  const gh = backend.alloc(E * B * 3 * H * bytes);
-  const dense = backend.alloc(2 * E * B * H * bytes);
-  const enqueueAll = () => {
-    for (let t = 0; t < p.steps; t++) step(backend, p, t, gh, dense);
-  };
+  // The steps path's scratch: gh and a dense ping-pong copy of h for the GEMM.
+  const owned = fused ? [] : [backend.alloc(E * B * 3 * H * bytes), backend.alloc(2 * E * B * H * bytes)];
+  const enqueueAll = fused
+    ? () => {
+        for (let t = 0; t < p.steps; t++) launchFused(backend, p, fused, t);
+      }
+    : () => {
+        for (let t = 0; t < p.steps; t++) step(backend, p, t, owned[0]!, owned[1]!);
+      };
   if (state.seen.has(key) && !state.uncapturable.has(key)) {
     let exec: GraphExec | undefined;
     try {
@@ -147,7 +202,7 @@ function runSteps(backend: CudaBackend, p: GruRecurrenceParams): void {
     }
     if (exec) {
       if (state.graphs.length >= MAX_GRAPHS) evict(backend, state.graphs.shift()!);
-      state.graphs.push({ key, exec, owned: [gh, dense] });
+      state.graphs.push({ key, exec, owned });
       exec.launch(backend.stream);
       return;
     }
@@ -157,9 +212,21 @@ function runSteps(backend: CudaBackend, p: GruRecurrenceParams): void {
   try {
     enqueueAll();
   } finally {
-    backend.free(gh);
-    backend.free(dense);
+    for (const b of owned) backend.free(b);
   }
+}
+
+/** Step t of the fused path: product and gates in one launch. */
+function launchFused(backend: CudaBackend, p: GruRecurrenceParams, plan: FusedPlan, t: number): void {
+  const dtype = p.hN.dtype;
+  const k = backend.kernel(`gru|${dtype}|${plan.kernel}`, () => gruFusedSpec(dtype, plan.columns), plan.kernel, FUSED_SIG);
+  k.launch(
+    { grid: plan.blocks, block: FUSED_UNITS * 32, stream: backend.enqueue() },
+    backend.address(p.gx), ...p.gxStrides,
+    backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh), backend.address(p.h0),
+    backend.address(p.hSeq), ...p.seqStrides, p.slots, backend.address(p.hN),
+    p.batch, t, p.steps, p.hidden,
+  );
 }
 
 function evict(backend: CudaBackend, g: CachedGraph): void {

@@ -8,7 +8,7 @@ import type { ActivationGradOp, BinaryOp, ReduceOp, UnaryOp } from '../backend.j
 import { DTYPES, dtypeSize, type DType } from '../dtype.js';
 import type { ModuleSpec } from './kernel-sources.js';
 import { ATTENTION_ENTRY, ATTENTION_SOURCE, attentionModuleSpecs } from './attention-kernels.js';
-import { GRU_KERNELS, GRU_SOURCE, gruModuleSpecs } from './gru-kernels.js';
+import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru-kernels.js';
 
 /** dtype → the code `kernels/dtype.cuh` takes in GC_DTYPE. */
 export const DTYPE_CODE: Readonly<Record<DType, string>> = { f32: 'GC_F32', f16: 'GC_F16', bf16: 'GC_BF16', i32: 'GC_I32' };
@@ -187,7 +187,7 @@ export function kernelNames(spec: ModuleSpec): string[] {
     case 'transpose.cu':
       return ['transpose_tiled'];
     case GRU_SOURCE:
-      return [...GRU_KERNELS];
+      return gruKernelNames(spec);
     default:
       return [];
   }

@@ -39,14 +39,17 @@ export interface MmaConfig {
 }
 
 /**
- * A Hopper tile: 128 × BN (two consumer warpgroups of 64 rows), STAGES-deep TMA ring, and
- * CTAs per cluster (2: vertically adjacent tiles share their B tile by TMA multicast).
+ * A Hopper tile: 128 × BN, STAGES-deep TMA ring, and CTAs per cluster (2: vertically adjacent
+ * tiles share their B tile by TMA multicast). Two consumer warpgroups either split every tile
+ * (64 rows each) or, with `pingpong` (BN 128 only), take whole tiles in turn so that one's
+ * epilogue runs under the other's MMAs.
  */
 export interface WgmmaConfig {
   readonly family: 'wgmma';
   readonly bn: 128 | 256;
   readonly stages: number;
   readonly cluster: 1 | 2;
+  readonly pingpong?: boolean;
 }
 
 export type MatmulConfig = SimtConfig | MmaConfig | WgmmaConfig;
@@ -112,6 +115,8 @@ export const MMA_TF32_CONFIGS: readonly MmaConfig[] = [
 export const WGMMA_CONFIGS: readonly WgmmaConfig[] = [
   { family: 'wgmma', bn: 256, stages: 4, cluster: 2 },
   { family: 'wgmma', bn: 256, stages: 4, cluster: 1 },
+  { family: 'wgmma', bn: 128, stages: 6, cluster: 2, pingpong: true },
+  { family: 'wgmma', bn: 128, stages: 6, cluster: 1, pingpong: true },
   { family: 'wgmma', bn: 128, stages: 6, cluster: 2 },
   { family: 'wgmma', bn: 128, stages: 6, cluster: 1 },
   { family: 'wgmma', bn: 128, stages: 4, cluster: 1 },
@@ -175,6 +180,7 @@ export function kernelSource(variant: MatmulVariant): KernelSource {
         GC_BN: config.bn,
         GC_STAGES: config.stages,
         GC_CLUSTER: config.cluster,
+        GC_PINGPONG: config.pingpong ? 1 : 0,
         GC_TRANS_A: bit(variant.transA),
         GC_TRANS_B: bit(variant.transB),
       },
@@ -288,7 +294,7 @@ export function configName(config: MatmulConfig): string {
     case 'mma':
       return `mma${config.bm}x${config.bn}x${config.bk}w${config.warpsM}x${config.warpsN}s${config.stages}`;
     case 'wgmma':
-      return `wgmma128x${config.bn}s${config.stages}${config.cluster > 1 ? `c${config.cluster}` : ''}`;
+      return `wgmma128x${config.bn}s${config.stages}${config.cluster > 1 ? `c${config.cluster}` : ''}${config.pingpong ? 'p' : ''}`;
   }
 }
 

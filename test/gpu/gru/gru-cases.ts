@@ -1,10 +1,12 @@
 /**
  * The GRU cases the CUDA tests and the compute-sanitizer driver run: every kernel path
- * (persistent with 2 and 8 rows per thread, per-step GEMM + gates eagerly, captured and replayed
- * as a graph, layer norm), dtypes, ensembles, stacks, cells and rollouts, each checked against
- * the float64 reference. Each case names its path ('auto' for the default choice).
+ * (persistent with 2 and 8 rows per thread; fused with every column count and row tile, odd
+ * hidden sizes and batches that leave a tile part-filled; per-step GEMM + gates; eagerly,
+ * captured and replayed as a graph; layer norm), dtypes, ensembles, stacks, cells and rollouts,
+ * each checked against the float64 reference. Each case names its path ('auto' for the default choice).
  */
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { FUSED_COLUMNS, fusedKernelNames, planFused } from '../../../src/compute/cuda/gru-plan.js';
 import type { GruPath } from '../../../src/compute/gru-op.js';
 import { checkCell, checkGru, checkRollout, read, type GruCase } from '../../unit/gru/checks.js';
 import { randomLayer, randomTensor } from '../../unit/gru/fixtures.js';
@@ -32,14 +34,45 @@ export function gruCases(seed: number, paths: readonly GruPath[]): { name: strin
       { name: `${path} ensemble 5 h256 b32 T4 per-member x, 2 layers`, path, c: { batch: 32, input: 64, hidden: 256, steps: 4, ensemble: 5, layers: 2, perMemberInput: true, seed } },
       { name: `${path} f16 b9 h48 T5`, path, c: { batch: 9, input: 12, hidden: 48, steps: 5, dtype: 'f16', seed } },
       { name: `${path} bf16 b9 h48 T5`, path, c: { batch: 9, input: 12, hidden: 48, steps: 5, dtype: 'bf16', seed } },
+      { name: `${path} b37 in20 h100 T4`, path, c: { batch: 37, input: 20, hidden: 100, steps: 4, seed } },
+      { name: `${path} b45 in24 h200 T3 last only`, path, c: { batch: 45, input: 24, hidden: 200, steps: 3, returnSequences: false, seed } },
+      { name: `${path} ensemble 2 b40 in32 h512 T3`, path, c: { batch: 40, input: 32, hidden: 512, steps: 3, ensemble: 2, seed } },
+      { name: `${path} f16 ensemble 3 b3 h130 T2, 2 layers`, path, c: { batch: 3, input: 16, hidden: 130, steps: 2, ensemble: 3, layers: 2, dtype: 'f16', seed } },
     );
   }
-  list.push(
-    { name: 'auto tf32 b256 in64 h512 T3', path: 'auto', c: { batch: 256, input: 64, hidden: 512, steps: 3, precision: 'tf32', seed } },
-    { name: 'auto layer norm ensemble 3 b4 h300 T5', path: 'auto', c: { batch: 4, input: 8, hidden: 300, steps: 5, ensemble: 3, layerNorm: true, seed } },
-    { name: 'auto b128 in64 h1024 T2 (W_hh across 128 SMs)', path: 'auto', c: { batch: 128, input: 64, hidden: 1024, steps: 2, seed } },
-  );
+  if (paths.includes('auto')) {
+    list.push(
+      { name: 'auto tf32 b256 in64 h512 T3', path: 'auto', c: { batch: 256, input: 64, hidden: 512, steps: 3, precision: 'tf32', seed } },
+      { name: 'auto layer norm ensemble 3 b4 h300 T5', path: 'auto', c: { batch: 4, input: 8, hidden: 300, steps: 5, ensemble: 3, layerNorm: true, seed } },
+      { name: 'auto b128 in64 h1024 T2 (W_hh across 128 SMs)', path: 'auto', c: { batch: 128, input: 64, hidden: 1024, steps: 2, seed } },
+    );
+  }
+  if (paths.includes('fused')) {
+    list.push({ name: 'fused tf32 b32 in128 h256 T10 (input GEMM in TF32)', path: 'fused', c: { batch: 32, input: 128, hidden: 256, steps: 10, precision: 'tf32', seed } });
+  }
   return list;
+}
+
+/**
+ * For every fused kernel, the cheapest shape of a small grid that planFused sends to it on this
+ * device (`multiprocessors` SMs), so each is checked whatever the tile rule; a kernel no shape
+ * reaches is reported in `unreached`.
+ */
+export function fusedKernelCases(seed: number, multiprocessors: number): { cases: { name: string; c: GruCase }[]; unreached: string[] } {
+  const shapes: [number, number, number][] = [];
+  for (const E of [1, 2, 5, 16]) for (const B of [3, 7, 13, 30, 45, 70, 130, 260]) for (const H of [33, 64, 100, 128, 200, 256, 300, 512]) shapes.push([E, B, H]);
+  shapes.sort((a, b) => a[0] * a[1] * a[2] * a[2] - b[0] * b[1] * b[2] * b[2]);
+  const byKernel = new Map<string, [number, number, number]>();
+  for (const [E, B, H] of shapes) {
+    const kernel = planFused(E, B, H, multiprocessors)!.kernel;
+    if (!byKernel.has(kernel)) byKernel.set(kernel, [E, B, H]);
+  }
+  const cases = [...byKernel].map(([kernel, [E, B, H]]) => ({
+    name: `fused ${kernel}: ensemble ${E} b${B} h${H} T2`,
+    c: { batch: B, input: 8, hidden: H, steps: 2, ensemble: E, seed },
+  }));
+  const unreached = FUSED_COLUMNS.flatMap((c) => fusedKernelNames(c)).filter((k) => !byKernel.has(k));
+  return { cases, unreached };
 }
 
 function boundOf(c: GruCase): number {
@@ -50,22 +83,38 @@ function boundOf(c: GruCase): number {
 /** Runs every case; returns the errors of output and hidden state. */
 export function runGruCases(gpu: GpuCompute, seed: number, paths: readonly GruPath[] = ['auto']): NamedResult[] {
   const results: NamedResult[] = [];
-  for (const { name, path, c } of gruCases(seed, paths)) {
-    const err = checkGru(gpu, { ...c, path });
-    results.push({ name: `${name}: output`, error: err.output, bound: boundOf(c) }, { name: `${name}: h_n`, error: err.hidden, bound: boundOf(c) });
+  const cases = gruCases(seed, paths);
+  if (paths.includes('fused')) {
+    const fused = fusedKernelCases(seed, gpu.backend.info().multiprocessorCount);
+    for (const kernel of fused.unreached) results.push({ name: `${kernel}: no shape of the grid reaches it`, error: Number.POSITIVE_INFINITY, bound: 0 });
+    cases.push(...fused.cases.map(({ name, c }) => ({ name, path: 'fused' as const, c })));
   }
-  results.push({ name: 'gruCell ensemble 4 shared x', error: checkCell(gpu, { batch: 6, input: 10, hidden: 70, ensemble: 4, seed }), bound: BOUND.f32 });
-  const roll = checkRollout(gpu, { batch: 32, state: 16, hidden: 64, steps: 5, ensemble: 5, seed });
-  results.push({ name: 'gruRollout ensemble 5, 5 steps: states', error: roll.states, bound: BOUND.f32 }, { name: 'gruRollout: hidden', error: roll.hidden, bound: BOUND.f32 });
-  results.push(...graphReplay(gpu, seed));
+  for (const { name, path, c } of cases) {
+    const err = checkGru(gpu, { ...c, path });
+    const bound = boundOf(c);
+    results.push({ name: `${name}: output`, error: err.output, bound }, { name: `${name}: h_n`, error: err.hidden, bound });
+  }
+  for (const path of paths) {
+    results.push({ name: `${path} gruCell ensemble 4 shared x`, error: checkCell(gpu, { batch: 6, input: 10, hidden: 70, ensemble: 4, seed, path }), bound: BOUND.f32 });
+    results.push({ name: `${path} gruCell b3 h33 bf16`, error: checkCell(gpu, { batch: 3, input: 5, hidden: 33, seed, dtype: 'bf16', path }), bound: BOUND.bf16 });
+    const roll = checkRollout(gpu, { batch: 32, state: 16, hidden: 64, steps: 5, ensemble: 5, seed, path });
+    results.push(
+      { name: `${path} gruRollout ensemble 5, 5 steps: states`, error: roll.states, bound: BOUND.f32 },
+      { name: `${path} gruRollout: hidden`, error: roll.hidden, bound: BOUND.f32 },
+    );
+    const stacked = checkRollout(gpu, { batch: 7, state: 9, hidden: 40, steps: 3, layers: 2, seed, path });
+    results.push({ name: `${path} gruRollout 2 layers: states`, error: stacked.states, bound: BOUND.f32 });
+    // The persistent path has no graph.
+    if (path !== 'persistent') results.push(...graphReplay(gpu, seed, path));
+  }
   return results;
 }
 
 /**
- * The per-step path with the same buffers three times: eager, then captured and launched, then
- * replayed from the cache; every result must match the reference (outputs poisoned in between).
+ * A graph-recorded path with the same buffers three times: eager, then captured and launched,
+ * then replayed from the cache; every result must match the reference (outputs poisoned in between).
  */
-function graphReplay(gpu: GpuCompute, seed: number): NamedResult[] {
+function graphReplay(gpu: GpuCompute, seed: number, path: GruPath): NamedResult[] {
   {
     const B = 7, T = 5, I = 9, H = 65;
     const layer = randomLayer(gpu, I, H, seed, 'f32');
@@ -75,8 +124,8 @@ function graphReplay(gpu: GpuCompute, seed: number): NamedResult[] {
     const want = flat(ref.output);
     const results: NamedResult[] = [];
     for (const run of ['eager', 'captured', 'replayed']) {
-      const r = gpu.gru(x.tensor, h0.tensor, layer.weights, { path: 'steps' });
-      results.push({ name: `graph path ${run}`, error: relError(read(r.output), want), bound: BOUND.f32 });
+      const r = gpu.gru(x.tensor, h0.tensor, layer.weights, { path });
+      results.push({ name: `${path} graph ${run}`, error: relError(read(r.output), want), bound: BOUND.f32 });
       // Poison the freed output so a replay that skipped writing it would show.
       gpu.backend.fill(r.output.view, Number.NaN);
       r.output.dispose();

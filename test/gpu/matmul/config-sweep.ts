@@ -23,6 +23,8 @@ export interface SweepCase {
   k: number;
   transA: boolean;
   transB: boolean;
+  /** Independent products in one launch (default 1). */
+  batch?: number;
 }
 
 /** Norm-wise tolerances (see matmul.test.ts for the reasoning); K ≤ 100 here. */
@@ -59,6 +61,15 @@ export function sweepCases(families: readonly MatmulFamily[]): SweepCase[] {
     for (const config of family === 'simt' ? [smallest] : [first, smallest]) {
       for (const [transA, transB] of TRANSPOSES) cases.push({ family, kind, config, m: 200, n: 136, k: 96, transA, transB });
     }
+    // Ping-pong Hopper tiles: enough tiles (70 entries × 6) that every persistent block takes
+    // three or more, so both consumers hand the ring over to each other several times.
+    if (family === 'wgmma') {
+      // Odd n with B stored n × k (its rows stay 16-byte aligned): the epilogue's scalar tail.
+      for (const config of names) cases.push({ family, kind, config, m: 200, n: 37, k: 64, transA: false, transB: true });
+      for (const config of names.filter((name) => name.endsWith('p'))) {
+        cases.push({ family, kind, config, m: 264, n: 136, k: 64, transA: false, transB: true, batch: 70 });
+      }
+    }
     // Odd extents: no vector paths (the Hopper path needs aligned rows, so it has none).
     if (family !== 'wgmma') {
       for (const [transA, transB] of TRANSPOSES) cases.push({ family, kind, config: smallest, m: 37, n: 29, k: 53, transA, transB });
@@ -70,22 +81,24 @@ export function sweepCases(families: readonly MatmulFamily[]): SweepCase[] {
 /** Runs one case with fresh random operands; returns its norm-wise error against float64. */
 export function runSweepCase(gpu: GpuCompute, c: SweepCase): number {
   const dtype = c.kind === 'tf32' ? 'f32' : c.kind;
-  const a = gpu.rand(c.transA ? [c.k, c.m] : [c.m, c.k], { dtype, low: -1, high: 1 });
-  const b = gpu.rand(c.transB ? [c.n, c.k] : [c.k, c.n], { dtype, low: -1, high: 1 });
-  const cc = gpu.rand([c.m, c.n], { dtype, low: -1, high: 1 });
+  const batch = c.batch ?? 1;
+  const lead = batch > 1 ? [batch] : [];
+  const a = gpu.rand([...lead, ...(c.transA ? [c.k, c.m] : [c.m, c.k])], { dtype, low: -1, high: 1 });
+  const b = gpu.rand([...lead, ...(c.transB ? [c.n, c.k] : [c.k, c.n])], { dtype, low: -1, high: 1 });
+  const cc = gpu.rand([...lead, c.m, c.n], { dtype, low: -1, high: 1 });
   const bias = gpu.rand([c.n], { dtype, low: -1, high: 1 });
-  const out = gpu.empty([c.m, c.n], dtype);
+  const out = gpu.empty([...lead, c.m, c.n], dtype);
   try {
     const params: MatmulParams = {
-      a: a.view, b: b.view, out: out.view, c: cc.view, bias: bias.view, m: c.m, n: c.n, k: c.k, batch: 1,
-      aBatchStride: 0, bBatchStride: 0, cBatchStride: 0, transA: c.transA, transB: c.transB, alpha: 0.75, beta: -0.5,
+      a: a.view, b: b.view, out: out.view, c: cc.view, bias: bias.view, m: c.m, n: c.n, k: c.k, batch,
+      aBatchStride: c.m * c.k, bBatchStride: c.k * c.n, cBatchStride: c.m * c.n, transA: c.transA, transB: c.transB, alpha: 0.75, beta: -0.5,
       activation: 'gelu', precision: c.kind === 'tf32' ? 'tf32' : 'highest', engine: 'kernels', autotune: false,
     };
     cudaMatmulWithConfig(gpu.backend as CudaBackend, params, c.config);
     const ref = referenceProduct(
       { values: a.toArraySync(), shape: [...a.shape] },
       { values: b.toArraySync(), shape: [...b.shape] },
-      { transA: c.transA, transB: c.transB, alpha: 0.75, beta: -0.5, c: { values: cc.toArraySync(), shape: [c.m, c.n] }, bias: bias.toArraySync(), activation: 'gelu' },
+      { transA: c.transA, transB: c.transB, alpha: 0.75, beta: -0.5, c: { values: cc.toArraySync(), shape: [...lead, c.m, c.n] }, bias: bias.toArraySync(), activation: 'gelu' },
     );
     return relativeError(out.toArraySync(), ref.values);
   } finally {
@@ -94,5 +107,5 @@ export function runSweepCase(gpu: GpuCompute, c: SweepCase): number {
 }
 
 export function describeCase(c: SweepCase): string {
-  return `${c.kind} ${c.config} ${c.m}x${c.n}x${c.k} transA=${c.transA} transB=${c.transB}`;
+  return `${c.kind} ${c.config} ${c.batch ?? 1}x${c.m}x${c.n}x${c.k} transA=${c.transA} transB=${c.transB}`;
 }

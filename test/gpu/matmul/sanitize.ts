@@ -4,6 +4,7 @@
  *
  *   compute-sanitizer --tool memcheck  --target-processes all tsx test/gpu/matmul/sanitize.ts [family...] [--shard i/n]
  *   compute-sanitizer --tool racecheck --target-processes all tsx test/gpu/matmul/sanitize.ts [family...] [--shard i/n]
+ *       [--configs name,name...]   (only those configurations, e.g. wgmma128x128s6p)
  *
  * Every result is also checked against float64, so a clean run means in-bounds, race-free and
  * correct. Families default to all the device runs (wgmma only on sm_90). Racecheck costs
@@ -29,10 +30,12 @@ const args = process.argv.slice(2);
 const shardAt = args.indexOf('--shard');
 const [shard, shards] = shardAt >= 0 ? args.splice(shardAt, 2)[1]!.split('/').map(Number) as [number, number] : [0, 1];
 if (!(Number.isInteger(shard) && Number.isInteger(shards) && shard >= 0 && shard < shards)) throw new Error('--shard takes i/n with 0 <= i < n');
+const configsAt = args.indexOf('--configs');
+const configs = configsAt >= 0 ? args.splice(configsAt, 2)[1]!.split(',') : undefined;
 const requested = args as MatmulFamily[];
 const families = requested.length > 0 ? available.filter((f) => requested.includes(f)) : available;
 let failures = 0;
-const all = sweepCases(families);
+const all = sweepCases(families).filter((c) => !configs || configs.includes(c.config));
 const cases = all.slice(Math.floor((shard * all.length) / shards), Math.floor(((shard + 1) * all.length) / shards));
 for (const c of cases) {
   const err = runSweepCase(gpu, c);

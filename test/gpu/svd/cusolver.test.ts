@@ -1,16 +1,19 @@
 /**
- * gpu.svd's device route on CUDA (cuSOLVER Householder QR and Jacobi SVD): the route is the
- * default when cuSOLVER loads, a rank-deficient input still gets orthonormal U and V, the
- * device and host routes agree, and without cuSOLVER (GPUCOMPUTE_LIBCUSOLVER pointing nowhere)
- * the backend falls back to the host route and says so at debug level.
+ * gpu.svd's device route on CUDA (CholeskyQR2 by cuBLAS/cuSOLVER, Householder QR as its
+ * fallback, Jacobi SVD of the core): the route is the default when cuSOLVER loads, the
+ * CholeskyQR2 path meets the accuracy targets without falling back where the sketch has full
+ * rank, a rank-deficient input falls back and still gets orthonormal U and V, the device,
+ * Householder and host routes agree, and without cuSOLVER (GPUCOMPUTE_LIBCUSOLVER pointing
+ * nowhere) the backend falls back to the host route and says so at debug level.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { svd } from '../../../src/compute/svd-op.js';
 import type { LogLevel } from '../../../src/compute/logger.js';
 import { resetLibraryCache } from '../../../src/ffi/library.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
 import { knownMatrix, optimalError, reconstructionError } from '../../unit/svd/known-spectrum.js';
-import { expectOrthonormal, maxRelativeError, runSvd } from '../../unit/svd/svd-checks.js';
+import { expectOrthonormal, expectRecovered, maxRelativeError, recorder, runSvd, toHost } from '../../unit/svd/svd-checks.js';
 import { gpuAvailable } from '../gpu-available.js';
 
 describe.skipIf(!gpuAvailable)('svd on cuSOLVER', () => {
@@ -24,23 +27,56 @@ describe.skipIf(!gpuAvailable)('svd on cuSOLVER', () => {
     expect(gpu.backend.denseLinalg?.()?.name).toMatch(/^cuSOLVER \d+/);
   });
 
-  it('keeps U orthonormal on an exactly rank-deficient input (Householder QR), q = 148', () => {
+  it('meets the three targets on the CholeskyQR2 path without falling back (exactly rank q = 138, k = 128)', () => {
+    const seed = freshSeed();
+    const [m, n, k, q] = [1500, 900, 128, 138];
+    const km = knownMatrix(m, n, Array.from({ length: q }, (_, i) => 10 * 0.98 ** i), seed);
+    const probe = recorder();
+    using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
+    const r = toHost(svd(gpu, a, { rank: k, seed }, 'device', probe));
+    const label = `seed ${seed}`;
+    expect(probe.fallbacks, label).toEqual([]);
+    expect(probe.stages.filter((st) => st === 'orthonormalise (CholeskyQR2)'), label).toHaveLength(6);
+    expect(probe.deviations, label).toHaveLength(2);
+    for (const d of probe.deviations) expect(d, label).toBeLessThanOrEqual(1e-4);
+    expectRecovered(r, km, m, n, k, label);
+  });
+
+  it('falls back to Householder QR on a zero matrix (potrf fails at the first pivot)', () => {
+    const probe = recorder();
+    using a = gpu.zeros([700, 500]);
+    const r = toHost(svd(gpu, a, { rank: 70 }, 'device', probe));
+    expect(probe.fallbacks).toHaveLength(1);
+    expect(probe.fallbacks[0]).toMatch(/^CholeskyQR pass 1 of the sketch: the leading 1×1 Gram minor is not positive definite/);
+    expect(probe.stages).toContain('orthonormalise (Householder)');
+    expect(Array.from(r.s).every((x) => x === 0)).toBe(true);
+    expectOrthonormal(r, 700, 500, 70, 'zero matrix');
+  });
+
+  it('keeps U orthonormal on an exactly rank-deficient input, q = 148 (CholeskyQR2 breaks down, Householder QR runs)', () => {
     const seed = freshSeed();
     const [m, n, rank] = [3000, 1200, 138];
     const km = knownMatrix(m, n, [9, 7, 5, 3, 1], seed);
-    const r = runSvd(gpu, km, { rank, seed }, 'device');
+    using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
+    const r = toHost(svd(gpu, a, { rank, seed }, 'device'));
     expect(maxRelativeError(r.s, km.singularValues), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
     for (let j = km.singularValues.length; j < rank; j++) expect(Math.abs(r.s[j]!), `seed ${seed} s[${j}]`).toBeLessThanOrEqual(1e-4 * 9);
     expectOrthonormal(r, m, n, rank, `seed ${seed}`);
   });
 
-  it('matches the host route and the 1.05x bound on a slowly decaying spectrum at rank 128', () => {
+  it('matches the Householder and host routes and the 1.05x bound on a slowly decaying spectrum at rank 128', () => {
     const seed = freshSeed();
     const [m, n, k] = [1536, 768, 128];
     const km = knownMatrix(m, n, Array.from({ length: n }, (_, i) => 1 / Math.sqrt(i + 1)), seed);
-    const device = runSvd(gpu, km, { rank: k, seed }, 'device');
+    const probe = recorder();
+    using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
+    const device = toHost(svd(gpu, a, { rank: k, seed }, 'device', probe));
+    const householder = runSvd(gpu, km, { rank: k, seed }, 'householder');
     const host = runSvd(gpu, km, { rank: k, seed }, 'host');
+    expect(probe.fallbacks, `seed ${seed}`).toEqual([]);
     expectOrthonormal(device, m, n, k, `seed ${seed}`);
+    expectOrthonormal(householder, m, n, k, `seed ${seed} householder`);
+    expect(maxRelativeError(device.s, Array.from(householder.s)), `seed ${seed}`).toBeLessThanOrEqual(1e-3);
     const optimal = optimalError(km.singularValues, k);
     const deviceRatio = reconstructionError(km.a, m, n, device.u, device.s, device.v) / optimal;
     const hostRatio = reconstructionError(km.a, m, n, host.u, host.s, host.v) / optimal;

@@ -82,14 +82,17 @@ export function checkGru(gpu: GpuCompute, c: GruCase): { output: number; hidden:
 }
 
 /** gpu.gruCell vs one reference step (ensemble with a shared x when `ensemble` is set). */
-export function checkCell(gpu: GpuCompute, c: { batch: number; input: number; hidden: number; ensemble?: number; seed: number; dtype?: DType }): number {
+export function checkCell(
+  gpu: GpuCompute,
+  c: { batch: number; input: number; hidden: number; ensemble?: number; seed: number; dtype?: DType; path?: GruPath },
+): number {
   const dtype = c.dtype ?? 'f32';
   const { batch: B, input: I, hidden: H } = c;
   const members = c.ensemble ?? 1;
   const layer = randomLayer(gpu, I, H, c.seed, dtype, c.ensemble === undefined ? {} : { ensemble: c.ensemble });
   const x = randomTensor(gpu, [B, I], c.seed + 1, dtype);
   const h = randomTensor(gpu, [...(c.ensemble === undefined ? [] : [members]), B, H], c.seed + 2, dtype);
-  const out = gpu.gruCell(x.tensor, h.tensor, layer.weights);
+  const out = gpu.gruCell(x.tensor, h.tensor, layer.weights, { path: c.path ?? 'auto' });
   try {
     const want: number[] = [];
     const round = dtype === 'f32' ? (v: number) => v : roundTo(dtype);
@@ -108,7 +111,7 @@ export function checkCell(gpu: GpuCompute, c: { batch: number; input: number; hi
 /** gpu.gruRollout vs a reference loop (cell, projection, feed back). */
 export function checkRollout(
   gpu: GpuCompute,
-  c: { batch: number; state: number; hidden: number; steps: number; ensemble?: number; layers?: number; seed: number },
+  c: { batch: number; state: number; hidden: number; steps: number; ensemble?: number; layers?: number; seed: number; path?: GruPath },
 ): { states: number; hidden: number } {
   const { batch: B, state: S, hidden: H, steps } = c;
   const L = c.layers ?? 1;
@@ -123,6 +126,7 @@ export function checkRollout(
   const result = gpu.gruRollout(state.tensor, h0.tensor, L === 1 ? layers[0]!.weights : layers.map((l) => l.weights), {
     steps,
     outputProjection: { weight: pw.tensor, bias: pb.tensor },
+    path: c.path ?? 'auto',
   });
   try {
     const wantStates: number[] = [];

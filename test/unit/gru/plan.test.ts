@@ -1,6 +1,16 @@
-/** The persistent kernel's launch plan and whether it applies: by shape and the device's limits. */
+/** The persistent and fused kernels' launch plans, whether they apply, and what 'auto' picks. */
 import { describe, expect, it } from 'vitest';
-import { persistentFit, persistentSharedBytes, planPersistent } from '../../../src/compute/cuda/gru-plan.js';
+import {
+  autoPath,
+  FUSED_COLUMNS,
+  FUSED_MAX_HIDDEN,
+  fusedFit,
+  persistentFit,
+  persistentSharedBytes,
+  planFused,
+  planPersistent,
+} from '../../../src/compute/cuda/gru-plan.js';
+import { gruFusedSpec, gruKernelNames, gruModuleSpecs } from '../../../src/compute/cuda/gru-kernels.js';
 
 const H200_SHARED = 232448 - 1024;
 /** An H200-like device: 132 SMs, as many 256-thread blocks per SM as shared memory allows (≤ 8). */
@@ -37,5 +47,82 @@ describe('persistentFit', () => {
     expect(persistentFit(false, small)).toEqual({ plan: small });
     expect(persistentFit(true, small)).toEqual({ reason: expect.stringMatching(/layer norm/) });
     expect(persistentFit(false, planPersistent(5, 32, 1024, H200_SHARED, resident))).toEqual({ reason: expect.stringMatching(/fit on chip/) });
+  });
+});
+
+describe('planFused', () => {
+  const SMS = 132;
+
+  it('picks the column count from H and refuses hidden sizes past 512', () => {
+    expect(planFused(1, 5, 33, SMS)?.columns).toBe(2);
+    expect(planFused(1, 5, 64, SMS)?.columns).toBe(2);
+    expect(planFused(1, 5, 100, SMS)?.columns).toBe(4);
+    expect(planFused(1, 5, 256, SMS)?.columns).toBe(8);
+    expect(planFused(1, 5, FUSED_MAX_HIDDEN, SMS)?.columns).toBe(16);
+    expect(planFused(1, 5, FUSED_MAX_HIDDEN + 1, SMS)).toBeUndefined();
+  });
+
+  it('takes 4-row tiles while they need at most two blocks per SM, else the largest tile', () => {
+    // 32 blocks of units · 8 tiles of 4 rows = 256 blocks ≤ 2 · 132: every block resident at once.
+    expect(planFused(1, 32, 256, SMS)).toEqual({ columns: 8, rows: 4, blocks: 256, kernel: 'gru_fused_k8_r4' });
+    // 1024 blocks of 4 rows would be 8 per SM: 32-row tiles load W_hh 8 times less.
+    expect(planFused(1, 128, 256, SMS)).toEqual({ columns: 8, rows: 32, blocks: 128, kernel: 'gru_fused_k8_r32' });
+    expect(planFused(5, 32, 256, SMS)).toMatchObject({ rows: 32, blocks: 160 });
+    // 16 columns × 32 rows would spill: 16 is the largest tile there.
+    expect(planFused(1, 64, 512, SMS)).toMatchObject({ columns: 16, rows: 16, blocks: 256 });
+    expect(planFused(8, 256, 512, SMS)).toMatchObject({ columns: 16, rows: 16, blocks: 8 * 64 * 16 });
+    expect(planFused(1, 8, 128, SMS)).toMatchObject({ rows: 4, blocks: 32 });
+    expect(planFused(1, 5, 33, SMS)).toEqual({ columns: 2, rows: 4, blocks: 10, kernel: 'gru_fused_k2_r4' });
+  });
+
+  it('never takes a tile larger than the batch needs', () => {
+    expect(planFused(1, 3, 256, SMS)).toMatchObject({ rows: 4, blocks: 32 });
+    // 5 rows: 16 is the smallest tile that holds them, so 32 is never considered.
+    expect(planFused(64, 5, 64, SMS)).toMatchObject({ rows: 16, blocks: 64 * 8 });
+  });
+
+  it('plans only kernels that its gru.cu module defines (one module per column count)', () => {
+    const fused = gruModuleSpecs().filter((spec) => spec.defines?.GRU_FUSED_COLUMNS !== undefined);
+    expect(fused).toHaveLength(3 * FUSED_COLUMNS.length);
+    expect(gruKernelNames(gruFusedSpec('f32', 16))).toEqual(['gru_fused_k16_r4', 'gru_fused_k16_r16']);
+    expect(gruKernelNames(gruFusedSpec('f32', 2))).toEqual(['gru_fused_k2_r4', 'gru_fused_k2_r16', 'gru_fused_k2_r32']);
+    expect(gruKernelNames(gruFusedSpec('bf16', 8))).toContain('gru_fused_k8_r32');
+    for (const e of [1, 3, 5]) {
+      for (const b of [1, 3, 17, 32, 64, 130, 1024]) {
+        for (const h of [1, 31, 33, 100, 256, 500, 512]) {
+          const plan = planFused(e, b, h, SMS)!;
+          expect(gruKernelNames(gruFusedSpec('f16', plan.columns))).toContain(plan.kernel);
+          expect(32 * plan.columns).toBeGreaterThanOrEqual(h);
+          expect(plan.blocks).toBe(e * Math.ceil(h / 8) * Math.ceil(b / plan.rows));
+        }
+      }
+    }
+  });
+});
+
+describe('fusedFit and autoPath', () => {
+  const small = { ensemble: 1, batch: 32, hidden: 256, layerNorm: false, precision: 'highest' as const };
+  const plan = (s: typeof small) => planFused(s.ensemble, s.batch, s.hidden, 132);
+
+  it('runs a plan without layer norm, and explains why not elsewhere', () => {
+    expect(fusedFit(false, plan(small))).toEqual({ plan: plan(small) });
+    expect(fusedFit(true, plan(small))).toEqual({ reason: expect.stringMatching(/layer norm/) });
+    expect(fusedFit(false, undefined)).toEqual({ reason: expect.stringMatching(/up to 512/) });
+  });
+
+  it('takes fused for small products, steps for large ones, layer norm or hidden past 512', () => {
+    expect(autoPath(small, plan(small))).toBe('fused');
+    expect(autoPath({ ...small, precision: 'tf32' }, plan(small))).toBe('fused');
+    expect(autoPath({ ...small, layerNorm: true }, plan(small))).toBe('steps');
+    const big = { ...small, batch: 256, hidden: 1024 };
+    expect(autoPath(big, plan(big))).toBe('steps');
+    // 32 · 512² = 2^23: the f32 limit; TF32 tensor cores take over sooner (2^22).
+    const mid = { ...small, batch: 32, hidden: 512 };
+    expect(autoPath(mid, plan(mid))).toBe('fused');
+    expect(autoPath({ ...mid, batch: 33 }, plan({ ...mid, batch: 33 }))).toBe('steps');
+    expect(autoPath({ ...mid, precision: 'tf32' }, plan(mid))).toBe('steps');
+    expect(autoPath({ ...mid, batch: 16, precision: 'tf32' }, plan({ ...mid, batch: 16 }))).toBe('fused');
+    // The hybrid trainer's ensemble (5 · 32 · 256² > 2^23) steps.
+    expect(autoPath({ ...small, ensemble: 5 }, plan({ ...small, ensemble: 5 }))).toBe('steps');
   });
 });

@@ -32,6 +32,9 @@ describe('matmul kernel variants', () => {
     expect(configName(MMA16_CONFIGS[0]!)).toBe('mma128x256x32w2x4s4');
     expect(configName(WGMMA_CONFIGS[0]!)).toBe('wgmma128x256s4c2');
     expect(configName(WGMMA_CONFIGS[1]!)).toBe('wgmma128x256s4');
+    expect(configName(WGMMA_CONFIGS[2]!)).toBe('wgmma128x128s6c2p');
+    // A ping-pong consumer holds a whole 128 × 128 tile of accumulators: never with BN 256.
+    for (const c of WGMMA_CONFIGS) if (c.pingpong) expect(c.bn).toBe(128);
   });
 
   it('every configuration has whole warps and thread tiles that cover its block tile', () => {
@@ -80,8 +83,10 @@ describe('matmul kernel variants', () => {
     const tc = kernelSource(variant(MMA16_CONFIGS[3]!, 'bf16', false, true));
     expect(tc).toMatchObject({ file: 'matmul_tc.cu', entry: 'matmul_tc', defines: { GC_TC_TYPE: 'GC_BF16', GC_BM: 128, GC_STAGES: 4, GC_TRANS_B: 1 } });
     expect(tc.arch).toBeUndefined();
-    const wg = kernelSource(variant(WGMMA_CONFIGS[2]!, 'f16'));
-    expect(wg).toMatchObject({ file: 'matmul_wgmma.cu', arch: 'sm_90a', defines: { GC_WG_TYPE: 'GC_F16', GC_BN: 128, GC_STAGES: 6, GC_CLUSTER: 2 } });
+    const wg = kernelSource(variant(WGMMA_CONFIGS[4]!, 'f16'));
+    expect(wg).toMatchObject({ file: 'matmul_wgmma.cu', arch: 'sm_90a', defines: { GC_WG_TYPE: 'GC_F16', GC_BN: 128, GC_STAGES: 6, GC_CLUSTER: 2, GC_PINGPONG: 0 } });
+    const pingpong = kernelSource(variant(WGMMA_CONFIGS[2]!, 'bf16'));
+    expect(pingpong.defines).toMatchObject({ GC_WG_TYPE: 'GC_BF16', GC_BN: 128, GC_CLUSTER: 2, GC_PINGPONG: 1 });
     expect(launchShape(variant(MMA16_CONFIGS[0]!, 'f16'), 300, 513, 7)).toEqual({
       grid: [3 * 3, 1, 7],
       block: 256,

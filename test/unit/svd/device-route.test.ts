@@ -3,7 +3,9 @@
  * behaves as cuSOLVER does on the CUDA backend's operands (column-major matrices, gesvdj's
  * A = U·Σ·Vᵀ, with the buffers the CUDA implementation hands over as U and V), computed in
  * float64 on the host. The known-spectrum proofs passing through it check the layout logic:
- * which buffer holds which singular vectors, the prefix rows taken for rank k, R = Pᵀ·Bᵀ.
+ * which buffer holds which singular vectors, the prefix rows taken for rank k, R = Pᵀ·Bᵀ, the
+ * triangle potrf writes and trsm reads; and CholeskyQR2's breakdown handling: a pivot failure,
+ * or a factor that "succeeded" on a singular Gram matrix, sends the call to Householder QR.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors.js';
@@ -16,7 +18,7 @@ import { svd } from '../../../src/compute/svd-op.js';
 import type { TensorView } from '../../../src/compute/tensor-view.js';
 import { cpuCompute, freshSeed } from '../compute/helpers.js';
 import { knownMatrix, optimalError, reconstructionError } from './known-spectrum.js';
-import { expectOrthonormal, maxRelativeError, runSvd } from './svd-checks.js';
+import { expectOrthonormal, expectRecovered, maxRelativeError, recorder, runSvd, toHost } from './svd-checks.js';
 
 const f32 = (v: TensorView) => cpuBuffer(v).f32.subarray(v.offset, v.offset + v.size);
 
@@ -24,6 +26,60 @@ const f32 = (v: TensorView) => cpuBuffer(v).f32.subarray(v.offset, v.offset + v.
 class ColumnMajorHostLinalg implements DenseLinalg {
   readonly name = 'column-major host emulation';
   failSvd = false;
+  /** Replace non-positive Cholesky pivots by a tiny positive one and report success, as rounding can make potrf do. */
+  hidePivotFailures = false;
+  /** Factorisations made, and how many reported a pivot failure. */
+  choleskyCalls = 0;
+  choleskyFailures = 0;
+
+  cholesky(g: TensorView, n: number, info: TensorView): void {
+    this.choleskyCalls++;
+    // potrf (lower) on the column-major matrix in g's buffer: element (i, j) at j·n + i, so L's
+    // entry (i ≥ j) lands in row-major (j, i), the upper triangle; the strict upper column-major
+    // triangle (row-major lower) is neither read nor written.
+    const buf = f32(g);
+    const at = (i: number, j: number) => j * n + i;
+    const l = new Float64Array(n * n);
+    for (let j = 0; j < n; j++) for (let i = j; i < n; i++) l[i * n + j] = buf[at(i, j)]!;
+    let failed = 0;
+    for (let j = 0; j < n && failed === 0; j++) {
+      let pivot = l[j * n + j]!;
+      for (let p = 0; p < j; p++) pivot -= l[j * n + p]! ** 2;
+      if (!(pivot > 0)) {
+        if (!this.hidePivotFailures) {
+          failed = j + 1;
+          break;
+        }
+        pivot = 1e-30;
+      }
+      const d = Math.sqrt(pivot);
+      l[j * n + j] = d;
+      for (let i = j + 1; i < n; i++) {
+        let sum = l[i * n + j]!;
+        for (let p = 0; p < j; p++) sum -= l[i * n + p]! * l[j * n + p]!;
+        l[i * n + j] = sum / d;
+      }
+    }
+    const done = failed === 0 ? n : failed - 1;
+    for (let j = 0; j < done; j++) for (let i = j; i < n; i++) buf[at(i, j)] = l[i * n + j]!;
+    if (failed > 0) this.choleskyFailures++;
+    cpuBuffer(info).i32[info.offset] = failed;
+  }
+
+  solveUpperRight(x: TensorView, r: TensorView, rows: number, cols: number): void {
+    // trsm (left, lower, no transpose) on the column-major M = xᵀ (cols×rows, ld = cols), with
+    // L in the column-major lower triangle of r's buffer: M ← L⁻¹·M by forward substitution.
+    const m = f32(x);
+    const a = f32(r);
+    for (let c = 0; c < rows; c++) {
+      const col = c * cols;
+      for (let i = 0; i < cols; i++) {
+        let sum = m[col + i]!;
+        for (let p = 0; p < i; p++) sum -= a[p * cols + i]! * m[col + p]!;
+        m[col + i] = sum / a[i * cols + i]!;
+      }
+    }
+  }
 
   orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void {
     // The CUDA backend transposes x into a column-major rows×cols panel (lda = rows) ...
@@ -78,10 +134,7 @@ describe('svd device route (column-major emulation on the CPU)', () => {
       for (const rank of [12, 5]) {
         const label = `seed ${seed} ${m}x${n} rank ${rank}`;
         const r = runSvd(gpu, km, { rank, seed }, 'device');
-        expect(maxRelativeError(r.s, km.singularValues.slice(0, rank)), label).toBeLessThanOrEqual(1e-4);
-        expectOrthonormal(r, m, n, rank, label);
-        const norm = Math.hypot(...km.singularValues);
-        expect(reconstructionError(km.a, m, n, r.u, r.s, r.v), label).toBeLessThanOrEqual(optimalError(km.singularValues, rank) * 1.0001 + 1e-5 * norm);
+        expectRecovered(r, km, m, n, rank, label);
       }
     }
   });
@@ -103,6 +156,60 @@ describe('svd device route (column-major emulation on the CPU)', () => {
     expect(maxRelativeError(device.s, Array.from(host.s)), `seed ${seed}`).toBeLessThanOrEqual(1e-5);
     const ratio = reconstructionError(km.a, m, n, device.u, device.s, device.v) / optimalError(km.singularValues, k);
     expect(ratio, `seed ${seed}`).toBeLessThanOrEqual(1.05);
+  });
+
+  it('orthonormalises by CholeskyQR2 when the sketch has full rank: no fallback, the checks measured', () => {
+    const seed = freshSeed();
+    // Exactly rank q = 20: the sketch spans the whole range (exact σ) and has full rank (no breakdown).
+    const [m, n, rank] = [130, 100, 10];
+    const km = knownMatrix(m, n, Array.from({ length: 20 }, (_, i) => 30 * 0.9 ** i), seed);
+    const probe = recorder();
+    using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
+    linalg.choleskyCalls = 0;
+    const r = toHost(svd(gpu, a, { rank, seed }, 'device', probe));
+    expect(probe.fallbacks, `seed ${seed}`).toEqual([]);
+    // The sketch, 2 power iterations of 2 bases, Bᵀ: 6 bases of 2 passes.
+    expect(linalg.choleskyCalls).toBe(12);
+    expect(probe.stages.filter((st) => st === 'orthonormalise (CholeskyQR2)')).toHaveLength(6);
+    expect(probe.deviations).toHaveLength(2);
+    for (const d of probe.deviations) expect(d).toBeLessThanOrEqual(1e-4);
+    expect(maxRelativeError(r.s, km.singularValues.slice(0, rank)), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
+    expectOrthonormal(r, m, n, rank, `seed ${seed}`);
+    const ratio = reconstructionError(km.a, m, n, r.u, r.s, r.v) / optimalError(km.singularValues, rank);
+    expect(ratio, `seed ${seed}`).toBeLessThanOrEqual(1.05);
+  });
+
+  it('falls back to Householder QR when potrf meets a non-positive pivot (rank-deficient sketch)', () => {
+    const seed = freshSeed();
+    const km = knownMatrix(110, 90, [6, 4, 2, 1], seed);
+    const probe = recorder();
+    using a = gpu.tensor(Float32Array.from(km.a), [110, 90]);
+    linalg.choleskyFailures = 0;
+    const r = toHost(svd(gpu, a, { rank: 8, seed }, 'device', probe));
+    expect(linalg.choleskyFailures).toBeGreaterThan(0);
+    expect(probe.fallbacks).toHaveLength(1);
+    expect(probe.fallbacks[0]).toMatch(/CholeskyQR pass 1 of the sketch: the leading \d+×\d+ Gram minor is not positive definite/);
+    expect(probe.stages).toContain('orthonormalise (Householder)');
+    expect(maxRelativeError(r.s, km.singularValues), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
+    for (const extra of r.s.slice(4)) expect(Math.abs(extra)).toBeLessThanOrEqual(1e-4 * 6);
+    expectOrthonormal(r, 110, 90, 8, `seed ${seed}`);
+  });
+
+  it('falls back when potrf "succeeds" on a singular Gram matrix and leaves U or V off orthonormal', () => {
+    const seed = freshSeed();
+    const km = knownMatrix(100, 80, [5, 3, 1], seed);
+    const probe = recorder();
+    using a = gpu.tensor(Float32Array.from(km.a), [100, 80]);
+    linalg.hidePivotFailures = true;
+    try {
+      const r = toHost(svd(gpu, a, { rank: 6, seed }, 'device', probe));
+      expect(probe.fallbacks).toHaveLength(1);
+      expect(probe.fallbacks[0]).toMatch(/U or V is off orthonormal by/);
+      expect(maxRelativeError(r.s, km.singularValues), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
+      expectOrthonormal(r, 100, 80, 6, `seed ${seed}`);
+    } finally {
+      linalg.hidePivotFailures = false;
+    }
   });
 
   it('turns a failure reported on the device into a DenseLinalgError after the call', () => {

@@ -1,8 +1,8 @@
 /** Running `svd` on a known matrix and checking its factors, shared by the CPU and GPU svd tests. */
 import { expect } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { svd, type SvdOptions, type SvdResult, type SvdRoute } from '../../../src/compute/svd-op.js';
-import { orthonormalityError, type KnownMatrix } from './known-spectrum.js';
+import { svd, type SvdOptions, type SvdResult, type SvdRoute, type SvdStageProbe } from '../../../src/compute/svd-op.js';
+import { optimalError, orthonormalityError, reconstructionError, type KnownMatrix } from './known-spectrum.js';
 
 /** The factors of one svd call, on the host. */
 export interface HostSvd {
@@ -39,4 +39,31 @@ export function maxRelativeError(got: ArrayLike<number>, want: readonly number[]
 export function expectOrthonormal(r: HostSvd, m: number, n: number, k: number, label: string): void {
   expect(orthonormalityError(r.u, m, k), `${label}: U`).toBeLessThanOrEqual(1e-5);
   expect(orthonormalityError(r.v, k, n, true), `${label}: V`).toBeLessThanOrEqual(1e-5);
+}
+
+/** A probe recording the fallbacks and orthonormality checks of one call. */
+export function recorder(): SvdStageProbe & { fallbacks: string[]; deviations: number[]; stages: string[] } {
+  const fallbacks: string[] = [];
+  const deviations: number[] = [];
+  const stages: string[] = [];
+  return {
+    fallbacks,
+    deviations,
+    stages,
+    mark: (stage) => stages.push(stage),
+    orthonormality: (d) => deviations.push(d),
+    fallback: (reason) => fallbacks.push(reason),
+  };
+}
+
+/**
+ * The issue's targets on a matrix of known spectrum: the first `rank` singular values within 1e-4
+ * relative, U and V orthonormal, and the reconstruction error at the optimal rank-`rank` error
+ * (to 1e-4 relative, plus f32 rounding of the whole matrix).
+ */
+export function expectRecovered(r: HostSvd, km: KnownMatrix, m: number, n: number, rank: number, label: string): void {
+  expect(maxRelativeError(r.s, km.singularValues.slice(0, rank)), label).toBeLessThanOrEqual(1e-4);
+  expectOrthonormal(r, m, n, rank, label);
+  const norm = Math.hypot(...km.singularValues);
+  expect(reconstructionError(km.a, m, n, r.u, r.s, r.v), label).toBeLessThanOrEqual(optimalError(km.singularValues, rank) * 1.0001 + 1e-5 * norm);
 }

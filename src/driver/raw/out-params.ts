@@ -1,7 +1,8 @@
 /**
- * Reused one-element arrays for the driver's out-parameters. Calls are
- * synchronous on one thread, so each value is read right after the call that
- * wrote it and a single set serves every function without allocating.
+ * Reused one-element arrays for the out-parameters of the CUDA driver and the
+ * HIP runtime (src/hip/raw). Calls are synchronous on one thread, so each value
+ * is read right after the call that wrote it and a single set serves every
+ * function of both without allocating.
  */
 export const out = {
   /** `void **` handles (contexts, streams, events, modules, host pointers). */

@@ -2,7 +2,7 @@ import { hip } from '../bindings.js';
 import { check } from '../hip-error.js';
 import { HipResult } from '../hip-result.js';
 import type { HipEventHandle, HipStreamHandle } from './handles.js';
-import { out } from './out-params.js';
+import { out } from '../../driver/raw/out-params.js';
 
 /** hipEventCreateWithFlags (flags: HipEventFlags). */
 export function eventCreate(flags = 0): HipEventHandle {

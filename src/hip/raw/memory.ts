@@ -1,7 +1,7 @@
 import { hip } from '../bindings.js';
 import { check } from '../hip-error.js';
 import type { HipDevicePtr, HipHostPtr, HipStreamHandle } from './handles.js';
-import { out } from './out-params.js';
+import { out } from '../../driver/raw/out-params.js';
 
 /** Host memory a synchronous copy reads or writes: a JS view, or the address of pinned memory. */
 export type HostMemory = ArrayBufferView | HipHostPtr;

@@ -2,7 +2,7 @@ import { hip } from '../bindings.js';
 import { check } from '../hip-error.js';
 import type { HipFunctionAttribute } from '../device-attribute.js';
 import type { HipDevicePtr, HipFunctionHandle, HipModuleHandle, HipStreamHandle } from './handles.js';
-import { out } from './out-params.js';
+import { out } from '../../driver/raw/out-params.js';
 
 /** hipModuleLoadData: loads a code object (hiprtc's output) onto the current device. */
 export function moduleLoadData(image: Uint8Array): HipModuleHandle {

@@ -2,7 +2,7 @@ import { hip } from '../bindings.js';
 import { check, HipError } from '../hip-error.js';
 import { HipResult } from '../hip-result.js';
 import type { HipEventHandle, HipStreamHandle } from './handles.js';
-import { out } from './out-params.js';
+import { out } from '../../driver/raw/out-params.js';
 
 /** hipStreamCreateWithPriority on the current device (flags: HipStreamFlags). */
 export function streamCreate(flags = 0, priority = 0): HipStreamHandle {

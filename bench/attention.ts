@@ -6,8 +6,10 @@
  * main case is checked against float64 on sampled rows before it is timed. A tuning table
  * times every tensor-core tile configuration on the main shapes.
  *
- * Run: `tsx bench/attention.ts [--quick]` on a machine with a CUDA GPU (python3 with torch for
- * the anchor). Writes bench/results/attention.{json,svg}.
+ * Run: `tsx bench/attention.ts [--quick | --hopper | --mma]` on a machine with a CUDA GPU (python3
+ * with torch for the anchor). Writes bench/results/attention.{json,svg}. `--hopper` / `--mma` time
+ * only the four 16-bit main cases, every Hopper / mma.sync (the sm_80–sm_89 path, forced) tile on
+ * them and SDPA, and write no report.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +24,9 @@ import { runPython, writeReport, type BenchRow } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
+const hopperOnly = process.argv.includes('--hopper');
+const mmaOnly = process.argv.includes('--mma');
+const focused = hopperOnly || mmaOnly;
 const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: process.env.GPUCOMPUTE_BENCH_DEBUG ? 'debug' : 'warn' });
 const be = gpu.backend as unknown as CudaBackend;
 const info = be.info();
@@ -55,7 +60,8 @@ const cases: Case[] = [
   { key: 'f16-d64-causal', dtype: 'f16', batch: 8, heads: 16, seq: 2048, dim: 64, causal: true, check: true },
   { key: 'f32-d64', dtype: 'f32', batch: 4, heads: 16, seq: 2048, dim: 64, causal: false, check: true },
 ];
-for (const seq of quick ? [1024, 4096, 16384] : [512, 1024, 2048, 4096, 8192, 16384]) {
+if (focused) cases.splice(cases.findIndex((c) => c.dtype === 'f32'), 1);
+for (const seq of focused ? [] : quick ? [1024, 4096, 16384] : [512, 1024, 2048, 4096, 8192, 16384]) {
   for (const causal of [false, true]) {
     cases.push({ key: `sweep-${seq}${causal ? '-causal' : ''}`, dtype: 'bf16', batch: Math.max(1, 16384 / seq), heads: 16, seq, dim: 128, causal, check: false, sweep: true });
   }
@@ -159,7 +165,12 @@ const rows: BenchRow[] = cases.map((c) => {
   };
 });
 
-writeReport('attention', rows, { meta: { device: info.deviceName, platform: info.platform, torch: torch?.torch } });
+for (const c of cases) {
+  const t = torch?.tflops[c.key];
+  const vs = t === undefined ? 'no SDPA figure' : `SDPA ${t.toFixed(1)}, ratio ${(ours.get(c.key)! / t).toFixed(2)}x`;
+  console.log(`${c.key.padEnd(18)} ours ${ours.get(c.key)!.toFixed(1)} TFLOP/s [${chosen.get(c.key)}], ${vs}`);
+}
+if (!focused) writeReport('attention', rows, { meta: { device: info.deviceName, platform: info.platform, torch: torch?.torch } });
 
 // Every tensor-core kernel and tile on the main 16-bit shapes, for choosing the defaults; after the
 // report, so a slow or failing candidate cannot cost the main figures.
@@ -168,10 +179,12 @@ for (const c of cases.filter((x) => x.check && x.dtype !== 'f32')) {
   const shape = [c.batch, c.heads, c.seq, c.dim];
   const [q, k, v, out] = [0, 1, 2, 3].map(() => gpu.randn(shape, { dtype: c.dtype })) as [Tensor, Tensor, Tensor, Tensor];
   const params = paramsOf(c, q, k, v, out);
-  const hopper = be.device.arch === 'sm_90' ? wgmmaCandidates(c.dim, c.dtype) : [];
-  for (const config of [...hopper, ...mmaTuningConfigs(paddedHeadDim(c.dim))]) {
-    const t = timeDevice(() => cudaAttention(be, params, config));
-    console.log(`${c.key.padEnd(18)} ${attentionConfigName(config).padEnd(28)} ${((flopsOf(c) / t) * 1e-6).toFixed(1)} TFLOP/s`);
+  const hopper = be.device.arch === 'sm_90' && !mmaOnly ? wgmmaCandidates(c.dim, c.dtype) : [];
+  const sdpa = torch?.tflops[c.key];
+  for (const config of [...hopper, ...(hopperOnly ? [] : mmaTuningConfigs(paddedHeadDim(c.dim)))]) {
+    const tflops = (flopsOf(c) / timeDevice(() => cudaAttention(be, params, config))) * 1e-6;
+    const ratio = sdpa === undefined ? '' : `  ${(tflops / sdpa).toFixed(2)}x SDPA`;
+    console.log(`${c.key.padEnd(18)} ${attentionConfigName(config).padEnd(28)} ${tflops.toFixed(1)} TFLOP/s${ratio}`);
   }
   for (const t of [q, k, v, out]) t.dispose();
 }

@@ -10,13 +10,6 @@
 
 #define GC_ATTN_NEG_INF __int_as_float(0xff800000)
 
-// 2^x with the hardware approximation (relative error ~2^-22); 2^-inf = +0.
-__device__ __forceinline__ float gc_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
 // Keys of batch entry b that are not padding: clamp(key_lengths[b], 0, seq_k), or all of them.
 __device__ __forceinline__ int gc_valid_keys(const int* __restrict__ key_lengths, int b, int seq_k) {
   if (!key_lengths) return seq_k;

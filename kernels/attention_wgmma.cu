@@ -1,121 +1,240 @@
-// Hopper (sm_90a) flash-attention forward for f16/bf16 at head dims 64 and 128, with wgmma.
+// Hopper (sm_90a) flash-attention forward for f16/bf16 at head dims 64 and 128 with wgmma and TMA,
+// warp-specialised (the structure of FlashAttention-3).
 //
-// A block of GC_WARPGROUPS warpgroups owns 64 query rows per warpgroup of one (batch, head); K and
-// V tiles of GC_BC keys stream through a GC_STAGES-deep ring of shared memory filled by cp.async in
-// the 128-byte-swizzled layout wgmma's descriptors read (each tile stored as 64-column blocks
-// of [rows][64], 16-byte chunk c of row r at chunk c ^ (r mod 8), as TMA's SWIZZLE_128B writes).
-// Per tile and warpgroup: S = Q·Kᵀ is one chain of wgmma with both operands in shared memory
-// (K-major), the softmax runs on the accumulators in registers exactly as in attention_mma.cu
-// (a warp's 16 rows of the 64 × N accumulator have mma.sync's fragment layout), P is packed to
-// 16 bits straight into A fragments, and O += P·V is a wgmma chain with A from registers and V
-// through an N-major descriptor. The warpgroups of a block share the K/V ring; one's softmax
-// overlaps tensor-core work of another block's (or warpgroup's) products.
+// A block owns 64·GC_CONSUMERS query rows of one (batch, head) and has GC_CONSUMERS + 1
+// warpgroups. Warpgroup 0 is the producer: one thread loads Q once, then K and V tiles of 128
+// keys with TMA into GC_STAGES-deep rings (K(j + 1) before V(j), the order the consumers need
+// them), each stage guarded by a "full" mbarrier (transaction bytes) and an "empty" one (one
+// arrival per consumer warp); setmaxnreg hands its registers to the consumers. The tensor maps are
+// 3-D [batch·heads][seq][head dim], so rows past the sequence of a head read as zeros, and K/V are
+// indexed by the kv head (grouped-query attention). Tile layout: 64-column blocks of [rows][128 B]
+// with the 128-byte swizzle, the layout attention_wgmma.cuh's descriptors read.
 //
-// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64 or 128; the real head dim, whose
-// rows are 16-byte aligned), GC_WARPGROUPS (1 or 2), GC_BC (64 or 128), GC_STAGES.
-// Dynamic shared memory: 1024 (alignment) + (64·GC_WARPGROUPS + GC_STAGES·2·GC_BC)·D·2 bytes.
+// Each consumer warpgroup owns 64 rows and never meets the others at a block barrier:
+// - within a warpgroup, S(j) = Q·K(j)ᵀ and O += P(j-1)·V(j-1) are issued together; the softmax of
+//   tile j runs while P·V(j-1) is still in flight, and O is rescaled once that product completed;
+// - across warpgroups, named barriers hand the right to issue wgmma round-robin, so one
+//   warpgroup's softmax runs while the next one's products occupy the tensor cores;
+// - a warpgroup multiplies only the key tiles its own rows see (under the causal mask the block's
+//   last tiles may lie wholly past its diagonal; rows past the sequence see none): it waits for
+//   and releases the others without computing.
+//
+// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64 or 128, exact), GC_CONSUMERS
+// (2 or 3), GC_STAGES.
+// Parameters: the tensor maps of q, k, v (by value), out, lse (or null), key lengths (or null),
+// bh0, heads, group (q heads per kv head), seq_q, seq_k, scale·log2(e), causal.
+// Grid: (ceil(seq_q / (64·GC_CONSUMERS)), (batch, head) pairs from bh0). Block: 128·(GC_CONSUMERS + 1).
+// Dynamic shared memory: 1024 (alignment) + (64·GC_CONSUMERS + 4·GC_STAGES·128)·D·2 + 8·(1 + 4·GC_STAGES) bytes.
 #include "attention_wgmma.cuh"
 #include "cp_async.cuh"
+#include "hopper_pipeline.cuh"
 
 namespace {
 
-constexpr int STAGES = GC_STAGES;
-constexpr int THREADS = 128 * GC_WARPGROUPS, BR = 64 * GC_WARPGROUPS;
-constexpr int Q_BYTES = BR * DP * 2, KV_BYTES = BC * DP * 2, STAGE_BYTES = 2 * KV_BYTES;
+constexpr int CONSUMERS = GC_CONSUMERS, STAGES = GC_STAGES;
+constexpr int THREADS = 128 * (CONSUMERS + 1), BR = 64 * CONSUMERS;
+constexpr int Q_BYTES = BR * DP * 2, KV_BYTES = BC * DP * 2;
+constexpr int COL_BLOCKS = DP / 64;
+// Registers per thread after the hand-over: the block owns the whole register file (one block per SM).
+constexpr int PRODUCER_REGS = CONSUMERS == 2 ? 24 : 32;
+constexpr int CONSUMER_REGS = CONSUMERS == 2 ? 240 : 160;
+// Named barriers 1.. order the consumers' wgmma issue (0 is __syncthreads).
+constexpr int ISSUE_BARRIER = 1;
+static_assert(CONSUMERS == 2 || CONSUMERS == 3, "two or three consumer warpgroups");
 static_assert(STAGES >= 2, "at least double buffering");
+static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "the register file holds every warpgroup's budget");
 
-// Byte offset of 16-byte chunk `c` (along the head dim) of row `r` in a swizzled tile of `rows` rows.
-__device__ __forceinline__ unsigned swizzled(int rows, int r, int c) {
-  return (c / 8) * rows * ROW + r * ROW + (((c % 8) ^ (r % 8)) * 16);
+// The block's shared memory: Q, the K ring, the V ring, then the mbarriers.
+struct Smem {
+  unsigned q, k, v;
+  unsigned q_full, full_k, full_v, empty_k, empty_v;  // full_k + 8·s is stage s's barrier, and so on
+  __device__ __forceinline__ unsigned k_stage(int s) const { return k + s * KV_BYTES; }
+  __device__ __forceinline__ unsigned v_stage(int s) const { return v + s * KV_BYTES; }
+};
+
+__device__ __forceinline__ Smem smem_layout(unsigned base) {
+  Smem m;
+  m.q = base;
+  m.k = m.q + Q_BYTES;
+  m.v = m.k + STAGES * KV_BYTES;
+  m.q_full = m.v + STAGES * KV_BYTES;
+  m.full_k = m.q_full + 8;
+  m.full_v = m.full_k + 8 * STAGES;
+  m.empty_k = m.full_v + 8 * STAGES;
+  m.empty_v = m.empty_k + 8 * STAGES;
+  return m;
 }
 
-// Copies rows [first, first + ROWS) of a [*, DP] matrix into a swizzled tile, zero-filling rows at or past `limit`.
-template <int ROWS>
-__device__ __forceinline__ void load_tile(unsigned char* dst, const T* __restrict__ src, int first, int limit) {
-  constexpr int CHUNKS = ROWS * DP / 8;
+// Loads key tile j (rows j·BC...) of one of K and V into its ring once the consumers freed the stage.
+__device__ __forceinline__ void produce_tile(const GcTensorMap* map, unsigned stages, unsigned full, unsigned empty, int j, int kv_bh) {
+  const int s = j % STAGES;
+  gc_mbar_wait(empty + 8 * s, ((j / STAGES) & 1) ^ 1);
+  gc_mbar_expect_tx(full + 8 * s, KV_BYTES);
 #pragma unroll
-  for (int f = threadIdx.x; f < CHUNKS; f += THREADS) {
-    const int r = f / (DP / 8), c = f % (DP / 8);
-    const int row = first + r;
-    const bool ok = row < limit;
-    gc_cp_async16(dst + swizzled(ROWS, r, c), ok ? src + (idx_t)row * DP + c * 8 : src, ok);
-  }
+  for (int cb = 0; cb < COL_BLOCKS; cb++) gc_tma_load_3d(stages + s * KV_BYTES + cb * BC * ROW, map, full + 8 * s, cb * 64, j * BC, kv_bh);
 }
+
+// Waits until key tile j of a ring has landed.
+__device__ __forceinline__ void await_tile(unsigned full, int j) { gc_mbar_wait(full + 8 * (j % STAGES), (j / STAGES) & 1); }
+
+// Frees key tile j's stage of a ring: one arrival per consumer warp, after its wgmma reads completed.
+__device__ __forceinline__ void release_tile(unsigned empty, int j) {
+  if (threadIdx.x % 32 == 0) gc_mbar_arrive(empty + 8 * (j % STAGES));
+}
+
+// A tile this warpgroup does not multiply: freed once it landed, so arrivals keep the ring's phase order.
+__device__ __forceinline__ void drain_tile(unsigned full, unsigned empty, int j) {
+  await_tile(full, j);
+  release_tile(empty, j);
+}
+
+// S = Q·Kᵀ for the warpgroup's 64 rows (Q at q_addr within its column blocks of BR rows) as one wgmma group.
+__device__ __forceinline__ void issue_scores(float (&s)[BC / 2], unsigned q_addr, unsigned k_addr) {
+#pragma unroll
+  for (int kk = 0; kk < DP / 16; kk++) wgmma_scores(s, kmajor_desc(q_addr, BR, kk), kmajor_desc(k_addr, BC, kk), kk > 0);
+  gc_wgmma_commit();
+}
+
+// O += P·V as one wgmma group.
+__device__ __forceinline__ void issue_values(float (&o)[DP / 2], const unsigned (&pf)[BC / 16][4], unsigned v_addr) {
+#pragma unroll
+  for (int kk = 0; kk < BC / 16; kk++) wgmma_values(o, pf[kk], v_desc(v_addr, kk));
+  gc_wgmma_commit();
+}
+
+// The right to issue wgmma passes from consumer c to c + 1 (round-robin): waiting for it, and passing it on.
+__device__ __forceinline__ void await_turn(int c) { gc_named_sync<256>(ISSUE_BARRIER + c); }
+__device__ __forceinline__ void pass_turn(int c) { gc_named_arrive<256>(ISSUE_BARRIER + (c + 1) % CONSUMERS); }
 
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    attention_wgmma(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
-                    float* __restrict__ lse, const int* __restrict__ key_lengths, int bh0, int heads, int group, int seq_q,
-                    int seq_k, int d, float scale_log2, int causal) {
+    attention_wgmma(const __grid_constant__ GcTensorMap tm_q, const __grid_constant__ GcTensorMap tm_k,
+                       const __grid_constant__ GcTensorMap tm_v, T* __restrict__ out, float* __restrict__ lse,
+                       const int* __restrict__ key_lengths, int bh0, int heads, int group, int seq_q, int seq_k, float scale_log2,
+                       int causal) {
   extern __shared__ unsigned char smem_raw[];
-  // The swizzle repeats every 1024 bytes: tiles start on such a boundary.
-  unsigned char* const sq = smem_raw + ((1024u - (gc_smem_addr(smem_raw) & 1023u)) & 1023u);
-  unsigned char* const ring = sq + Q_BYTES;
-
-  const AttnBlock blk = gc_attn_block(bh0, heads, group, seq_q, seq_k, d, BR, key_lengths, causal);
-  const int wg = threadIdx.x / 128, warp = (threadIdx.x % 128) / 32;
-  const int wr0 = wg * 64 + warp * 16;  // the warp's first row within the block
+  // TMA's 128-byte swizzle repeats every 1024 bytes: tiles start on such a boundary.
+  const Smem sm = smem_layout((gc_smem_addr(smem_raw) + 1023u) & ~1023u);
+  const AttnBlock blk = gc_attn_block(bh0, heads, group, seq_q, seq_k, DP, BR, key_lengths, causal);
   const int tiles = (blk.key_end + BC - 1) / BC;
-  const T* kg = k + blk.kv_base;
-  const T* vg = v + blk.kv_base;
+  const int wg = threadIdx.x / 128;
 
-  load_tile<BR>(sq, q + blk.q_base, blk.q0, seq_q);
-  gc_cp_async_commit();
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; s++) {
-    if (s < tiles) {
-      load_tile<BC>(ring + s * STAGE_BYTES, kg, s * BC, seq_k);
-      load_tile<BC>(ring + s * STAGE_BYTES + KV_BYTES, vg, s * BC, seq_k);
+  if (threadIdx.x == 0) {
+    gc_mbar_init(sm.q_full, 1);
+    for (int s = 0; s < STAGES; s++) {
+      gc_mbar_init(sm.full_k + 8 * s, 1);
+      gc_mbar_init(sm.full_v + 8 * s, 1);
+      gc_mbar_init(sm.empty_k + 8 * s, 4 * CONSUMERS);
+      gc_mbar_init(sm.empty_v + 8 * s, 4 * CONSUMERS);
     }
-    gc_cp_async_commit();
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+    // A block whose rows see no key loads nothing (its consumers wait on nothing either).
+    if (threadIdx.x == 0 && tiles > 0) {
+      const int kv_bh = blk.b * (heads / group) + (blk.bh - blk.b * heads) / group;
+      gc_mbar_expect_tx(sm.q_full, Q_BYTES);
+#pragma unroll
+      for (int cb = 0; cb < COL_BLOCKS; cb++) gc_tma_load_3d(sm.q + cb * BR * ROW, &tm_q, sm.q_full, cb * 64, blk.q0, blk.bh);
+      produce_tile(&tm_k, sm.k, sm.full_k, sm.empty_k, 0, kv_bh);
+      for (int j = 0; j < tiles; j++) {
+        if (j + 1 < tiles) produce_tile(&tm_k, sm.k, sm.full_k, sm.empty_k, j + 1, kv_bh);
+        produce_tile(&tm_v, sm.v, sm.full_v, sm.empty_v, j, kv_bh);
+      }
+    }
+    return;
   }
 
-  const unsigned q_addr = gc_smem_addr(sq) + wg * 64 * ROW;  // this warpgroup's rows in each column block
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+  const int c = wg - 1, warp = (threadIdx.x % 128) / 32;
+  const int rows0 = blk.q0 + c * 64;        // the warpgroup's first query row
+  const int row0 = rows0 + warp * 16;       // the warp's
+  const unsigned q_addr = sm.q + c * 64 * ROW;  // the warpgroup's rows in each column block of Q
+  // The key tiles this warpgroup's rows see; it only drains the block's later ones.
+  const int own = rows0 >= seq_q ? 0 : ((causal ? min(blk.valid, rows0 + 64) : blk.valid) + BC - 1) / BC;
   float o[DP / 2];
 #pragma unroll
   for (int i = 0; i < DP / 2; i++) o[i] = 0.f;
   float m[2] = {GC_ATTN_NEG_INF, GC_ATTN_NEG_INF}, l[2] = {0.f, 0.f};
+  // Only tiles that reach past the last valid key or cross this warp's causal diagonal need a mask.
+  auto masked = [&](int k0) { return k0 + BC > blk.valid || (causal && k0 + BC - 1 > row0); };
+  // softmax_tile needs a nonzero scale (hidden scores are infinities it multiplies): 2^-100 in place
+  // of 0 leaves every exponent within rounding of 0, so P and the log-sum-exp come out as for 0.
+  const float scale = scale_log2 != 0.f ? scale_log2 : 0x1p-100f;
 
-  for (int j = 0; j < tiles; j++) {
-    gc_cp_async_wait<STAGES - 2>();
-    // This thread's cp.async writes become visible to wgmma's (async proxy) reads, then to everyone.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();  // tile j (and q) landed for everyone; tile j-1's stage is free
-    {
-      const int next = j + STAGES - 1;
-      if (next < tiles) {
-        unsigned char* st = ring + (next % STAGES) * STAGE_BYTES;
-        load_tile<BC>(st, kg, next * BC, seq_k);
-        load_tile<BC>(st + KV_BYTES, vg, next * BC, seq_k);
+  if (tiles > 0) {
+    // Every consumer passes through tiles + 1 issue slots, each between await_turn and pass_turn:
+    // slot j issues S(j) and P·V(j-1) where its rows need them. The last consumer lets the first
+    // one start and skips its final hand-over, so every wait on a named barrier meets exactly one
+    // arrival. Each wgmma group completes on the path that issued it (ptxas serialises wgmma
+    // whose completion depends on a branch).
+    auto pass = [&](int slot) {
+      if (slot < tiles || c != CONSUMERS - 1) pass_turn(c);
+    };
+    if (c == CONSUMERS - 1) pass_turn(c);
+    if (own > 0) {
+      float s[BC / 2], corr[2];
+      unsigned pf[BC / 16][4];
+      await_turn(c);
+      gc_mbar_wait(sm.q_full, 0);
+      await_tile(sm.full_k, 0);
+      gc_wgmma_fence();
+      issue_scores(s, q_addr, sm.k_stage(0));
+      pass(0);
+      gc_wgmma_wait<0>();
+      pin(s);
+      release_tile(sm.empty_k, 0);
+      softmax_tile(s, m, l, corr, row0, 0, blk.valid, causal, masked(0), scale);
+      pack_p(s, pf);  // O is still zero: nothing to rescale
+
+      for (int j = 1; j < own; j++) {
+        await_turn(c);
+        await_tile(sm.full_k, j);
+        gc_wgmma_fence();
+        issue_scores(s, q_addr, sm.k_stage(j % STAGES));
+        await_tile(sm.full_v, j - 1);
+        gc_wgmma_fence();  // after the wait's branch: the fence must precede the chain in the same block
+        issue_values(o, pf, sm.v_stage((j - 1) % STAGES));
+        pass(j);
+        gc_wgmma_wait<1>();  // S(j) is complete, P·V(j-1) may still run
+        pin(s);
+        release_tile(sm.empty_k, j);
+        softmax_tile(s, m, l, corr, row0, j * BC, blk.valid, causal, masked(j * BC), scale);
+        gc_wgmma_wait<0>();
+        pin(o);
+        pin(pf);
+        release_tile(sm.empty_v, j - 1);
+        rescale_o(o, corr);
+        pack_p(s, pf);
       }
-      gc_cp_async_commit();
+
+      // Slot `own`: the last P·V.
+      await_turn(c);
+      await_tile(sm.full_v, own - 1);
+      gc_wgmma_fence();
+      issue_values(o, pf, sm.v_stage((own - 1) % STAGES));
+      pass(own);
+      gc_wgmma_wait<0>();
+      pin(o);
+      pin(pf);
+      release_tile(sm.empty_v, own - 1);
+      if (own < tiles) drain_tile(sm.full_k, sm.empty_k, own);
+    } else {
+      await_turn(c);
+      pass(0);
+      drain_tile(sm.full_k, sm.empty_k, 0);
     }
-    const unsigned k_addr = gc_smem_addr(ring + (j % STAGES) * STAGE_BYTES);
-    const unsigned v_addr = k_addr + KV_BYTES;
-    const int k0 = j * BC;
-
-    float s[BC / 2];
-    gc_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < DP / 16; kk++) wgmma_scores(s, kmajor_desc(q_addr, BR, kk), kmajor_desc(k_addr, BC, kk), kk > 0);
-    gc_wgmma_commit();
-    gc_wgmma_wait<0>();
-    pin(s);
-
-    // Only tiles that reach past the last valid key or cross this warp's causal diagonal need a mask.
-    const bool masked = k0 + BC > blk.valid || (causal && k0 + BC - 1 > blk.q0 + wr0);
-    unsigned pf[BC / 16][4];
-    online_softmax(s, pf, o, m, l, blk.q0 + wr0, k0, blk.valid, causal, masked, scale_log2);
-
-    gc_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BC / 16; kk++) wgmma_values(o, pf[kk], v_desc(v_addr, kk));
-    gc_wgmma_commit();
-    gc_wgmma_wait<0>();
-    pin(o);
-    pin(pf);
+    // The block's tiles past this warpgroup's rows.
+    for (int j = own + 1; j <= tiles; j++) {
+      await_turn(c);
+      pass(j);
+      drain_tile(sm.full_v, sm.empty_v, j - 1);
+      if (j < tiles) drain_tile(sm.full_k, sm.empty_k, j);
+    }
   }
-  gc_cp_async_wait<0>();
-  store_rows(out, lse, blk, blk.q0 + wr0, seq_q, o, m, l);
+  store_rows(out, lse, blk, row0, seq_q, o, m, l);
 }

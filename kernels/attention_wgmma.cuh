@@ -1,7 +1,7 @@
 // Device helpers of the Hopper attention kernel (attention_wgmma.cu): shared-memory descriptors
 // of the 128-byte-swizzled tiles, the two wgmma chains of one key tile, register pinning around
 // asynchronous wgmma, the online softmax of a key tile and the output rows.
-// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64 or 128), GC_BC (64 or 128).
+// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64 or 128).
 #pragma once
 #include "attention.cuh"
 #include "attention_tc.cuh"
@@ -10,10 +10,10 @@
 
 namespace {
 
-constexpr int DP = GC_HEAD_DIM, BC = GC_BC;
+constexpr int DP = GC_HEAD_DIM;
+constexpr int BC = 128;   // keys per tile
 constexpr int ROW = 128;  // bytes of one swizzled row: 64 elements
-static_assert(DP == 64 || DP == 128, "the Hopper kernels are built for head dims 64 and 128");
-static_assert(BC == 64 || BC == 128, "key tiles of 64 or 128");
+static_assert(DP == 64 || DP == 128, "the Hopper kernel is built for head dims 64 and 128");
 
 // K-major operand (Q, K) of `rows` rows: k-step kk is 64-column block kk/4, 32 bytes per step within it.
 __device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int rows, int kk) {
@@ -24,12 +24,8 @@ __device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int row
 __device__ __forceinline__ unsigned long long v_desc(unsigned base, int kk) { return gc_wgmma_desc(base + kk * 16 * ROW, BC * ROW, 1024); }
 
 __device__ __forceinline__ void wgmma_scores(float (&s)[BC / 2], unsigned long long da, unsigned long long db, int accumulate) {
-#if GC_DTYPE == GC_F16 && GC_BC == 64
-  gc_attn_wgmma_ss_n64_f16(s, da, db, accumulate);
-#elif GC_DTYPE == GC_F16
+#if GC_DTYPE == GC_F16
   gc_attn_wgmma_ss_n128_f16(s, da, db, accumulate);
-#elif GC_BC == 64
-  gc_attn_wgmma_ss_n64_bf16(s, da, db, accumulate);
 #else
   gc_attn_wgmma_ss_n128_bf16(s, da, db, accumulate);
 #endif
@@ -60,48 +56,86 @@ template <int N> __device__ __forceinline__ void pin(unsigned (&r)[N][4]) {
     for (int j = 0; j < 4; j++) asm volatile("" : "+r"(r[i][j])::"memory");
 }
 
+// The largest of the warp's scores of row half h (NEG: of their negations) over the quad that
+// shares the row, from four independent partial maxima: a dependent chain of 32 would stall.
+template <bool NEG> __device__ __forceinline__ float row_max(const float (&s)[BC / 2], int h) {
+  float part[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++) part[i] = NEG ? fmaxf(-s[4 * i + 2 * h], -s[4 * i + 2 * h + 1]) : fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]);
+#pragma unroll
+  for (int n = 4; n < BC / 8; n++) {
+    const float pair = NEG ? fmaxf(-s[4 * n + 2 * h], -s[4 * n + 2 * h + 1]) : fmaxf(s[4 * n + 2 * h], s[4 * n + 2 * h + 1]);
+    part[n % 4] = fmaxf(part[n % 4], pair);
+  }
+  float mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  return fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+}
+
 // One key tile of the online softmax for a warp's 16 rows (first row `row0`): s[4n + 2h + e] is
-// row g + 8h, key k0 + 8n + 2t + e (g = lane / 4, t = lane % 4). Scales and masks the scores,
-// folds them into the running max `m` and sum `l`, packs P = exp2(S - max) into the A fragments
-// of P·V (k-step n / 2) and rescales O.
-__device__ __forceinline__ void online_softmax(float (&s)[BC / 2], unsigned (&pf)[BC / 16][4], float (&o)[DP / 2], float (&m)[2],
-                                               float (&l)[2], int row0, int k0, int valid, int causal, bool masked,
-                                               float scale_log2) {
+// row g + 8h, key k0 + 8n + 2t + e (g = lane / 4, t = lane % 4). Masks the scores if `masked`,
+// folds scale·S into the running max `m` and sum `l`, and turns the scores into
+// P = exp2(scale·S - max) in place, one fused multiply-add and one ex2 per score. `corr` receives
+// the factor by which each of the thread's two rows of O must be rescaled. `scale_log2` is not 0.
+__device__ __forceinline__ void softmax_tile(float (&s)[BC / 2], float (&m)[2], float (&l)[2], float (&corr)[2], int row0, int k0,
+                                             int valid, int causal, bool masked, float scale_log2) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const bool neg = scale_log2 < 0.f;
+  if (masked) {
+    // A hidden score becomes the infinity that scale·S turns into -inf.
+    const float hidden = neg ? -GC_ATTN_NEG_INF : GC_ATTN_NEG_INF;
 #pragma unroll
-  for (int h = 0; h < 2; h++) {
-    const int limit = gc_key_limit(row0 + g + 8 * h, valid, causal);
-    float mx = GC_ATTN_NEG_INF;
+    for (int h = 0; h < 2; h++) {
+      // The thread's score 8n + e of the tile (key k0 + 8n + 2t + e) is visible while 8n + e < visible.
+      const int visible = gc_key_limit(row0 + g + 8 * h, valid, causal) - k0 - 2 * t;
 #pragma unroll
-    for (int n = 0; n < BC / 8; n++)
+      for (int n = 0; n < BC / 8; n++)
 #pragma unroll
-      for (int e = 0; e < 2; e++) {
-        float x = s[4 * n + 2 * h + e] * scale_log2;
-        if (masked && k0 + n * 8 + 2 * t + e >= limit) x = GC_ATTN_NEG_INF;
-        s[4 * n + 2 * h + e] = x;
-        mx = fmaxf(mx, x);
-      }
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m[h], mx);
-    // A row with nothing visible yet keeps a zero base, so exp2 gives 0 rather than NaN.
-    const float base = m_new == GC_ATTN_NEG_INF ? 0.f : m_new;
-    const float corr = gc_exp2(m[h] - base);
-    m[h] = m_new;
-    float sum = 0.f;
-#pragma unroll
-    for (int n = 0; n < BC / 8; n++) {
-      const float p0 = gc_exp2(s[4 * n + 2 * h] - base), p1 = gc_exp2(s[4 * n + 2 * h + 1] - base);
-      sum += p0 + p1;
-      pf[n / 2][(n % 2) * 2 + h] = gc_pack2(p0, p1);
-    }
-    l[h] = l[h] * corr + sum;
-#pragma unroll
-    for (int n = 0; n < DP / 8; n++) {
-      o[4 * n + 2 * h] *= corr;
-      o[4 * n + 2 * h + 1] *= corr;
+        for (int e = 0; e < 2; e++) {
+          if (n * 8 + e >= visible) s[4 * n + 2 * h + e] = hidden;
+        }
     }
   }
+  float base[2];
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    // max(scale·S) = |scale|·max(sign(scale)·S); -inf when every score is hidden.
+    const float mx = neg ? row_max<true>(s, h) * -scale_log2 : row_max<false>(s, h) * scale_log2;
+    const float m_new = fmaxf(m[h], mx);
+    // A row with nothing visible yet keeps a zero base, so exp2 gives 0 rather than NaN.
+    base[h] = m_new == GC_ATTN_NEG_INF ? 0.f : m_new;
+    corr[h] = gc_exp2(m[h] - base[h]);
+    m[h] = m_new;
+  }
+#pragma unroll
+  for (int i = 0; i < BC / 2; i++) s[i] = gc_exp2(fmaf(s[i], scale_log2, -base[(i / 2) % 2]));
+  // Four independent partial sums per row half, as for the maxima.
+#pragma unroll
+  for (int h = 0; h < 2; h++) {
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int n = 0; n < BC / 8; n++) part[n % 4] += s[4 * n + 2 * h] + s[4 * n + 2 * h + 1];
+    l[h] = l[h] * corr[h] + ((part[0] + part[1]) + (part[2] + part[3]));
+  }
+}
+
+// Packs P (softmax_tile's output) to 16 bits as the A fragments of P·V: k-step n / 2.
+__device__ __forceinline__ void pack_p(const float (&p)[BC / 2], unsigned (&pf)[BC / 16][4]) {
+#pragma unroll
+  for (int n = 0; n < BC / 8; n++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) pf[n / 2][(n % 2) * 2 + h] = gc_pack2(p[4 * n + 2 * h], p[4 * n + 2 * h + 1]);
+}
+
+// Rescales the thread's two rows of O by softmax_tile's factors.
+__device__ __forceinline__ void rescale_o(float (&o)[DP / 2], const float (&corr)[2]) {
+#pragma unroll
+  for (int n = 0; n < DP / 8; n++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      o[4 * n + 2 * h] *= corr[h];
+      o[4 * n + 2 * h + 1] *= corr[h];
+    }
 }
 
 // Writes a warp's 16 rows (first row `row0`) of out = O / sum, and their log-sum-exp.

@@ -52,67 +52,82 @@ static_assert(GC_DTYPE == GC_F32 || !(VEC_A || VEC_B || VEC_C), "16-byte accesse
 // the contiguous index there (A as stored, Bᵀ), else x is (Aᵀ, B as stored). A thread loads its
 // share into registers (zeros outside the matrix) while the previous slice is multiplied, then
 // stores it; with VEC the global reads are 16 bytes and so are the x-contiguous shared stores.
+// Its share is COUNT pieces of E elements, ROW_STEP rows apart in one column of the matrix as
+// stored; everything but the slice's k offset is fixed for the whole product, so it is computed
+// once and a slice costs a pointer step and a bound per piece.
 template <int BX, bool K_CONTIG, bool VEC> struct SliceLoader {
   static constexpr int STRIDE = BX + 4;
-  static constexpr int VEC_LOADS = BX * BK / 4 / THREADS;
-  static constexpr int LOADS = BX * BK / THREADS;
-  static constexpr int REGS = VEC ? VEC_LOADS * 4 : LOADS;
-  static_assert(VEC_LOADS * 4 * THREADS == BX * BK, "each thread loads whole 16-byte pieces of the slice");
+  static constexpr int E = VEC ? 4 : 1;  // elements per global load
+  static constexpr int COLS = K_CONTIG ? BK : BX;
+  static constexpr int CPR = COLS / E;  // loads per row of the slice as stored
+  static constexpr int ROW_STEP = THREADS / CPR;
+  static constexpr int COUNT = (K_CONTIG ? BX : BK) / ROW_STEP;
+  static constexpr int REGS = COUNT * E;
+  static_assert(THREADS % CPR == 0 && COUNT * ROW_STEP == (K_CONTIG ? BX : BK), "each thread loads whole pieces of one column of the slice");
 
-  // Global matrix: x_extent × k (K_CONTIG) or k × x_extent, slice origin (x0, k0).
-  static __device__ __forceinline__ void load(float (&r)[REGS], const T* __restrict__ src, int x_extent, int k, int x0, int k0) {
-    const int tid = threadIdx.x;
-    if (VEC) {
+  const T* src;   // this thread's first piece of the next slice
+  idx_t step;     // elements between its pieces (ROW_STEP matrix rows)
+  idx_t advance;  // elements from one slice to the next
+  int dst;        // shared index of its first piece's first element
+  int rows_left;  // matrix rows from its first piece's row on (k-rows shrink by BK per slice)
+  int cols_left;  // matrix columns from its first piece's column on (k-columns shrink by BK per slice)
+
+  // `base` is the x_extent × k (K_CONTIG) or k × x_extent matrix; x0 the block's first x.
+  __device__ __forceinline__ SliceLoader(const T* base, int x_extent, int k, int x0) {
+    const int r0 = threadIdx.x / CPR, c0 = (threadIdx.x % CPR) * E;
+    if (K_CONTIG) {
+      src = base + (idx_t)(x0 + r0) * k + c0;
+      rows_left = x_extent - x0 - r0;
+      cols_left = k - c0;
+      advance = BK;
+      step = (idx_t)ROW_STEP * k;
+      dst = c0 * STRIDE + r0;
+    } else {
+      src = base + (idx_t)r0 * x_extent + x0 + c0;
+      rows_left = k - r0;
+      cols_left = x_extent - x0 - c0;
+      advance = (idx_t)BK * x_extent;
+      step = (idx_t)ROW_STEP * x_extent;
+      dst = r0 * STRIDE + c0;
+    }
+  }
+
+  // The next slice into registers, then on to the slice after it.
+  __device__ __forceinline__ void load(float (&r)[REGS]) {
 #pragma unroll
-      for (int i = 0; i < VEC_LOADS; i++) {
-        const int f = tid + i * THREADS;
-        const int gx = x0 + (K_CONTIG ? f / (BK / 4) : (f % (BX / 4)) * 4);
-        const int gk = k0 + (K_CONTIG ? (f % (BK / 4)) * 4 : f / (BX / 4));
+    for (int i = 0; i < COUNT; i++) {
+      const T* g = src + i * step;
+      const bool row_ok = i * ROW_STEP < rows_left;
+      if (VEC) {  // cols_left is then a multiple of 4
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (gx < x_extent && gk < k) {
-          v = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(src) + (K_CONTIG ? (idx_t)gx * k + gk : (idx_t)gk * x_extent + gx));
-        }
+        if (row_ok && cols_left > 0) v = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(g));
         r[i * 4 + 0] = v.x;
         r[i * 4 + 1] = v.y;
         r[i * 4 + 2] = v.z;
         r[i * 4 + 3] = v.w;
+      } else {
+        r[i] = row_ok && cols_left > 0 ? to_float(*g) : 0.f;
       }
+    }
+    src += advance;
+    if (K_CONTIG) {
+      cols_left -= BK;
     } else {
-#pragma unroll
-      for (int i = 0; i < LOADS; i++) {
-        const int f = tid + i * THREADS;
-        const int gx = x0 + (K_CONTIG ? f / BK : f % BX);
-        const int gk = k0 + (K_CONTIG ? f % BK : f / BX);
-        r[i] = (gx < x_extent && gk < k) ? to_float(src[K_CONTIG ? (idx_t)gx * k + gk : (idx_t)gk * x_extent + gx]) : 0.f;
-      }
+      rows_left -= BK;
     }
   }
 
   // The registers of `load` into S[k][x].
-  static __device__ __forceinline__ void store(float* dst, const float (&r)[REGS]) {
-    const int tid = threadIdx.x;
-    if (VEC) {
+  __device__ __forceinline__ void store(float* s, const float (&r)[REGS]) const {
 #pragma unroll
-      for (int i = 0; i < VEC_LOADS; i++) {
-        const int f = tid + i * THREADS;
-        if (K_CONTIG) {
-          const int x = f / (BK / 4), kq = (f % (BK / 4)) * 4;
+    for (int i = 0; i < COUNT; i++) {
+      if (K_CONTIG) {  // piece i is x = row, k = column ... column + E - 1
 #pragma unroll
-          for (int j = 0; j < 4; j++) dst[(kq + j) * STRIDE + x] = r[i * 4 + j];
-        } else {
-          const int kk = f / (BX / 4), xq = (f % (BX / 4)) * 4;
-          *reinterpret_cast<float4*>(dst + kk * STRIDE + xq) = make_float4(r[i * 4], r[i * 4 + 1], r[i * 4 + 2], r[i * 4 + 3]);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < LOADS; i++) {
-        const int f = tid + i * THREADS;
-        if (K_CONTIG) {
-          dst[(f % BK) * STRIDE + f / BK] = r[i];
-        } else {
-          dst[(f / BX) * STRIDE + f % BX] = r[i];
-        }
+        for (int j = 0; j < E; j++) s[dst + j * STRIDE + i * ROW_STEP] = r[i * E + j];
+      } else if (VEC) {  // piece i is k = row, x = column ... column + 3
+        *reinterpret_cast<float4*>(s + dst + i * ROW_STEP * STRIDE) = make_float4(r[i * 4], r[i * 4 + 1], r[i * 4 + 2], r[i * 4 + 3]);
+      } else {
+        s[dst + i * ROW_STEP * STRIDE] = r[i];
       }
     }
   }
@@ -149,20 +164,21 @@ extern "C" __global__ void __launch_bounds__(THREADS, GC_MIN_BLOCKS) matmul_f32(
     for (int j = 0; j < TN; j++) acc[i][j] = 0.f;
 
   float ra[LoaderA::REGS], rb[LoaderB::REGS];
+  LoaderA loader_a(a, m, k, tile.m0);
+  LoaderB loader_b(b, n, k, tile.n0);
   const int k_tiles = (k + BK - 1) / BK;
-  LoaderA::load(ra, a, m, k, tile.m0, 0);
-  LoaderB::load(rb, b, n, k, tile.n0, 0);
-  LoaderA::store(as[0], ra);
-  LoaderB::store(bs[0], rb);
+  loader_a.load(ra);
+  loader_b.load(rb);
+  loader_a.store(as[0], ra);
+  loader_b.store(bs[0], rb);
   __syncthreads();
 
   for (int kt = 0; kt < k_tiles; kt++) {
     const int cur = kt & 1;
-    const bool more = kt + 1 < k_tiles;
-    if (more) {
-      LoaderA::load(ra, a, m, k, tile.m0, (kt + 1) * BK);
-      LoaderB::load(rb, b, n, k, tile.n0, (kt + 1) * BK);
-    }
+    // Unconditional: past the last slice every load is predicated off by its k bound. A branch
+    // here let the compiler sink the loads below the FFMAs, which exposed their latency.
+    loader_a.load(ra);
+    loader_b.load(rb);
     const float* at = as[cur];
     const float* bt = bs[cur];
 #pragma unroll
@@ -189,10 +205,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, GC_MIN_BLOCKS) matmul_f32(
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
     }
-    if (more) {
-      LoaderA::store(as[cur ^ 1], ra);
-      LoaderB::store(bs[cur ^ 1], rb);
-    }
+    loader_a.store(as[cur ^ 1], ra);
+    loader_b.store(bs[cur ^ 1], rb);
     __syncthreads();
   }
 

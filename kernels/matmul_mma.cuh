@@ -5,17 +5,28 @@
 
 #include "cp_async.cuh"
 
-// Four 8x8 b16 matrices; lane l gives the row address of matrix l/8, row l%8.
-__device__ __forceinline__ void gc_ldmatrix_x4(unsigned (&r)[4], const void* smem) {
+// Four 8x8 b16 matrices; lane l gives the row address of matrix l/8, row l%8. The overloads
+// taking a 32-bit shared-window address let a kernel keep its fragment addresses as one base plus
+// immediates instead of converting a 64-bit generic pointer per load.
+__device__ __forceinline__ void gc_ldmatrix_x4(unsigned (&r)[4], unsigned smem_addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(gc_smem_addr(smem)));
+               : "r"(smem_addr));
 }
 
-__device__ __forceinline__ void gc_ldmatrix_x4_trans(unsigned (&r)[4], const void* smem) {
+__device__ __forceinline__ void gc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned smem_addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(gc_smem_addr(smem)));
+               : "r"(smem_addr));
+}
+
+__device__ __forceinline__ void gc_ldmatrix_x4(unsigned (&r)[4], const void* smem) { gc_ldmatrix_x4(r, gc_smem_addr(smem)); }
+
+__device__ __forceinline__ void gc_ldmatrix_x4_trans(unsigned (&r)[4], const void* smem) { gc_ldmatrix_x4_trans(r, gc_smem_addr(smem)); }
+
+// cp.async of 16 bytes to a 32-bit shared-window address (zero-filled, src not read, when !valid).
+__device__ __forceinline__ void gc_cp_async16_at(unsigned smem_addr, const void* gmem, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(gmem), "r"(valid ? 16 : 0));
 }
 
 // The mma wrappers touch registers only, so they are not volatile: the compiler may interleave

@@ -4,7 +4,9 @@
 // A block computes a GC_BM × GC_BN output tile with GC_WARPS_M × GC_WARPS_N warps. Slices
 // GC_BK deep stream through a GC_STAGES-deep ring of shared-memory buffers filled by
 // cp.async (16-byte, zero-filled past the edges), so global loads for later slices are in
-// flight while the tensor cores work on the current one. Each operand keeps its global
+// flight while the tensor cores work on the current one; one barrier per slice, and the
+// fragments of the next k-step are read while the mmas of the current one run (double-buffered
+// in registers, across slice boundaries too). Each operand keeps its global
 // layout in shared memory (rows padded by 16 bytes or more so fragment reads hit distinct
 // banks); ldmatrix (.trans when the layout is m- or n-contiguous) turns it into mma fragments
 // for 16-bit types, and tf32 fragments are read element-wise.
@@ -67,121 +69,172 @@ static_assert(STAGES >= 2, "at least double buffering");
 constexpr int EPI_STRIDE = WN + 8;
 constexpr int EPI_FLOATS = 16 * EPI_STRIDE;
 static_assert(WARPS_M * WARPS_N * EPI_FLOATS * 4 <= STAGES * (A_STAGE + B_STAGE) * (int)sizeof(T), "epilogue buffers fit in the ring");
-constexpr int A_CHUNKS = BM * BK / CHUNK, B_CHUNKS = BN * BK / CHUNK;
-static_assert(A_CHUNKS % THREADS == 0 && B_CHUNKS % THREADS == 0, "each thread copies whole chunks");
+constexpr int KSTEPS = BK / MMA_K;
+// Fragment sets in registers: two (the next k-step's are read while this one's mmas run) for
+// 16-bit types copied by cp.async; one for tf32, whose element-wise fragment reads, and for
+// element-wise slice copies, which leave no registers for a second set on 64 × 64 warp tiles.
+constexpr int FRAG_BUFFERS = TF32 || !ALIGN_A || !ALIGN_B ? 1 : 2;
+static_assert(KSTEPS % FRAG_BUFFERS == 0, "every slice starts in fragment set 0");
+constexpr int STAGE_BYTES = (A_STAGE + B_STAGE) * (int)sizeof(T);
+constexpr int B_OFFSET = A_STAGE * (int)sizeof(T);  // B's bytes within a stage
 
-// Copies one CHUNK of an operand: `rows` × `cols` is the matrix in memory (row-major), (r, c) the
-// chunk's first element; zero-filled past the matrix.
-template <bool ALIGNED>
-__device__ __forceinline__ void copy_chunk(T* dst, const T* __restrict__ src, int rows, int cols, int r, int c) {
-  if (ALIGNED) {
-    const bool valid = r < rows && c < cols;
-    gc_cp_async16(dst, valid ? src + (idx_t)r * cols + c : src, valid);
-  } else {
-    T v[CHUNK];
+// One thread's share of copying an operand's slices into the ring. The operand is a row-major
+// matrix in global memory whose rows are x (K_CONTIG: A as stored, Bᵀ) or k (else); a slice is
+// ROWS rows of COLS elements, cut into 16-byte chunks, and a thread copies COUNT chunks ROW_STEP
+// rows apart in one column. Everything but the slice's k offset is fixed for the whole product,
+// so it is computed once: per slice a copy is a pointer step and a row bound per chunk.
+template <int BX, bool K_CONTIG, bool ALIGNED> struct SliceCopier {
+  static constexpr int COLS = K_CONTIG ? BK : BX;
+  static constexpr int ROWS = K_CONTIG ? BX : BK;
+  static constexpr int CPR = COLS / CHUNK;  // chunks per row
+  static constexpr int ROW_STEP = THREADS / CPR;
+  static constexpr int COUNT = ROWS / ROW_STEP;
+  static constexpr int LD = K_CONTIG ? BK + PAD_K : BX + PAD_X;  // shared row stride, elements
+  static_assert(THREADS % CPR == 0 && ROWS % ROW_STEP == 0, "each thread copies whole chunks of one column");
+
+  const T* src;    // this thread's first chunk of the next slice
+  idx_t step;      // elements between its chunks (ROW_STEP matrix rows)
+  idx_t advance;   // elements from one slice to the next
+  unsigned dst;    // byte offset of its first chunk within the operand's stage
+  int rows_left;   // matrix rows from its first chunk's row on (k-rows shrink by BK per slice)
+  int cols_left;   // matrix columns from its first chunk's column on (k-columns shrink by BK per slice)
+
+  // `base` is the x_extent × k (K_CONTIG) or k × x_extent matrix; x0 the block's first x.
+  __device__ __forceinline__ SliceCopier(const T* base, int x_extent, int k, int x0) {
+    const int r0 = threadIdx.x / CPR, c0 = (threadIdx.x % CPR) * CHUNK;
+    const int ld = K_CONTIG ? k : x_extent;
+    if (K_CONTIG) {
+      src = base + (idx_t)(x0 + r0) * k + c0;
+      rows_left = x_extent - x0 - r0;
+      cols_left = k - c0;
+      advance = BK;
+    } else {
+      src = base + (idx_t)r0 * x_extent + x0 + c0;
+      rows_left = k - r0;
+      cols_left = x_extent - x0 - c0;
+      advance = (idx_t)BK * x_extent;
+    }
+    step = (idx_t)ROW_STEP * ld;
+    dst = (r0 * LD + c0) * (int)sizeof(T);
+  }
+
+  // Issues the next slice's chunks into the operand's stage (zeros past the matrix), then moves
+  // on to the slice after it. The stage is `stage` as a shared-window address (cp.async) and
+  // `smem + stage_offset` as a pointer (element-wise copies); `base` is only a safe address for
+  // skipped chunks.
+  __device__ __forceinline__ void copy(unsigned stage, unsigned char* smem, unsigned stage_offset, const T* base) {
 #pragma unroll
-    for (int j = 0; j < CHUNK; j++) {
-      if (r < rows && c + j < cols) {
-        v[j] = src[(idx_t)r * cols + c + j];
+    for (int i = 0; i < COUNT; i++) {
+      const T* g = src + i * step;
+      const bool row_ok = i * ROW_STEP < rows_left;
+      const unsigned d = dst + i * ROW_STEP * LD * (int)sizeof(T);
+      if (ALIGNED) {
+        const bool valid = row_ok && cols_left > 0;
+        gc_cp_async16_at(stage + d, valid ? g : base, valid);
       } else {
-        v[j] = from_float<T>(0.f);
+        T v[CHUNK];
+#pragma unroll
+        for (int j = 0; j < CHUNK; j++) v[j] = row_ok && j < cols_left ? g[j] : from_float<T>(0.f);
+        *reinterpret_cast<uint4*>(smem + stage_offset + d) = *reinterpret_cast<const uint4*>(v);
       }
     }
-    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
-  }
-}
-
-// Issues the copies of slice `kt` of A and B into ring stage `sa`/`sb`.
-__device__ __forceinline__ void load_slice(T* sa, T* sb, const T* __restrict__ a, const T* __restrict__ b, int m, int n,
-                                           int k, int m0, int n0, int k0) {
-  const int tid = threadIdx.x;
-#pragma unroll
-  for (int i = 0; i < A_CHUNKS / THREADS; i++) {
-    const int f = tid + i * THREADS;
-    if (A_KMAJOR) {  // A is m × k: BM rows of BK
-      const int row = f / (BK / CHUNK), col = (f % (BK / CHUNK)) * CHUNK;
-      copy_chunk<ALIGN_A>(sa + row * LDA + col, a, m, k, m0 + row, k0 + col);
-    } else {  // A is k × m: BK rows of BM
-      const int row = f / (BM / CHUNK), col = (f % (BM / CHUNK)) * CHUNK;
-      copy_chunk<ALIGN_A>(sa + row * LDA + col, a, k, m, k0 + row, m0 + col);
+    src += advance;
+    if (K_CONTIG) {
+      cols_left -= BK;
+    } else {
+      rows_left -= BK;
     }
   }
-#pragma unroll
-  for (int i = 0; i < B_CHUNKS / THREADS; i++) {
-    const int f = tid + i * THREADS;
-    if (B_KMAJOR) {  // B is n × k: BN rows of BK
-      const int row = f / (BK / CHUNK), col = (f % (BK / CHUNK)) * CHUNK;
-      copy_chunk<ALIGN_B>(sb + row * LDB + col, b, n, k, n0 + row, k0 + col);
-    } else {  // B is k × n: BK rows of BN
-      const int row = f / (BN / CHUNK), col = (f % (BN / CHUNK)) * CHUNK;
-      copy_chunk<ALIGN_B>(sb + row * LDB + col, b, k, n, k0 + row, n0 + col);
-    }
-  }
-}
+};
 
-// Element (row, kk) of the A stage and (kk, col) of the B stage, for the element-wise tf32 path.
-__device__ __forceinline__ float a_at(const float* sa, int row, int kk) { return A_KMAJOR ? sa[row * LDA + kk] : sa[kk * LDA + row]; }
-__device__ __forceinline__ float b_at(const float* sb, int kk, int col) { return B_KMAJOR ? sb[col * LDB + kk] : sb[kk * LDB + col]; }
+typedef SliceCopier<BM, A_KMAJOR, ALIGN_A> CopierA;
+typedef SliceCopier<BN, B_KMAJOR, ALIGN_B> CopierB;
+static_assert(CopierA::LD == LDA && CopierB::LD == LDB, "the fragment reads use the copiers' layout");
 
-// One MMA_K step of the warp tile: fragments for MI × NI tiles from the stage, then the mmas.
-__device__ __forceinline__ void mma_step(float (&acc)[MI][NI][4], const T* sa, const T* sb, int wm0, int wn0, int kb) {
-  const int lane = threadIdx.x % 32;
-  unsigned fa[MI][4];
-  unsigned fb[NI][2];
-  if (TF32) {
-    const float* fsa = reinterpret_cast<const float*>(sa);
-    const float* fsb = reinterpret_cast<const float*>(sb);
+// A warp's fragments for one MMA_K step: MI tiles of A (16 × MMA_K) and NI of B (MMA_K × 8).
+struct Fragments {
+  unsigned a[MI][4];
+  unsigned b[NI][2];
+};
+
+// Where this lane's fragment reads start within a stage (bytes), so that each read in
+// `load_fragments` is that base plus a compile-time offset.
+struct FragmentBase {
+  unsigned a;
+  unsigned b;
+};
+
+__device__ __forceinline__ FragmentBase fragment_base(int wm0, int wn0) {
+  const int lane = threadIdx.x % 32, q = lane / 8, r8 = lane % 8;
+  FragmentBase f;
+  if (TF32) {  // element (row g, k t) of each tile; see load_fragments
     const int g = lane / 4, t = lane % 4;
+    f.a = (A_KMAJOR ? (wm0 + g) * LDA + t : t * LDA + wm0 + g) * 4;
+    f.b = B_OFFSET + (B_KMAJOR ? (wn0 + g) * LDB + t : t * LDB + wn0 + g) * 4;
+  } else {
+    f.a = (A_KMAJOR ? (wm0 + lane % 16) * LDA + (lane / 16) * 8 : ((q / 2) * 8 + r8) * LDA + wm0 + (q % 2) * 8) * 2;
+    f.b = B_OFFSET + (B_KMAJOR ? (wn0 + (q / 2) * 8 + r8) * LDB + (q % 2) * 8 : ((q % 2) * 8 + r8) * LDB + wn0 + (q / 2) * 8) * 2;
+  }
+  return f;
+}
+
+// Fragments of step `kb` (elements of k within the slice) from the stage at shared address
+// `stage` (ldmatrix) / generic pointer `stage_ptr` (tf32, read element-wise and rounded).
+__device__ __forceinline__ void load_fragments(Fragments& f, unsigned stage, const unsigned char* stage_ptr, FragmentBase base, int kb) {
+  if (TF32) {
+    const float* fa = reinterpret_cast<const float*>(stage_ptr + base.a);
+    const float* fb = reinterpret_cast<const float*>(stage_ptr + base.b);
+    // Offsets of element (row + dr, k + dk) of A and (k + dk, col + dc) of B from the lane's base.
+    auto ao = [](int dr, int dk) { return A_KMAJOR ? dr * LDA + dk : dk * LDA + dr; };
+    auto bo = [](int dk, int dc) { return B_KMAJOR ? dc * LDB + dk : dk * LDB + dc; };
 #pragma unroll
     for (int mi = 0; mi < MI; mi++) {
-      const int r = wm0 + mi * 16 + g;
-      fa[mi][0] = gc_to_tf32(a_at(fsa, r, kb + t));
-      fa[mi][1] = gc_to_tf32(a_at(fsa, r + 8, kb + t));
-      fa[mi][2] = gc_to_tf32(a_at(fsa, r, kb + t + 4));
-      fa[mi][3] = gc_to_tf32(a_at(fsa, r + 8, kb + t + 4));
+      f.a[mi][0] = gc_to_tf32(fa[ao(mi * 16, kb)]);
+      f.a[mi][1] = gc_to_tf32(fa[ao(mi * 16 + 8, kb)]);
+      f.a[mi][2] = gc_to_tf32(fa[ao(mi * 16, kb + 4)]);
+      f.a[mi][3] = gc_to_tf32(fa[ao(mi * 16 + 8, kb + 4)]);
     }
 #pragma unroll
     for (int ni = 0; ni < NI; ni++) {
-      const int col = wn0 + ni * 8 + g;
-      fb[ni][0] = gc_to_tf32(b_at(fsb, kb + t, col));
-      fb[ni][1] = gc_to_tf32(b_at(fsb, kb + t + 4, col));
+      f.b[ni][0] = gc_to_tf32(fb[bo(kb, ni * 8)]);
+      f.b[ni][1] = gc_to_tf32(fb[bo(kb + 4, ni * 8)]);
     }
   } else {
-    const int q = lane / 8, r8 = lane % 8;
 #pragma unroll
     for (int mi = 0; mi < MI; mi++) {
-      const int m_base = wm0 + mi * 16;
       if (A_KMAJOR) {
-        gc_ldmatrix_x4(fa[mi], sa + (m_base + lane % 16) * LDA + kb + (lane / 16) * 8);
+        gc_ldmatrix_x4(f.a[mi], stage + base.a + (mi * 16 * LDA + kb) * 2);
       } else {
-        gc_ldmatrix_x4_trans(fa[mi], sa + (kb + (q / 2) * 8 + r8) * LDA + m_base + (q % 2) * 8);
+        gc_ldmatrix_x4_trans(f.a[mi], stage + base.a + (kb * LDA + mi * 16) * 2);
       }
     }
 #pragma unroll
     for (int nj = 0; nj < NI / 2; nj++) {
-      const int n_base = wn0 + nj * 16;
       unsigned r[4];
       if (B_KMAJOR) {
-        gc_ldmatrix_x4(r, sb + (n_base + (q / 2) * 8 + r8) * LDB + kb + (q % 2) * 8);
+        gc_ldmatrix_x4(r, stage + base.b + (nj * 16 * LDB + kb) * 2);
       } else {
-        gc_ldmatrix_x4_trans(r, sb + (kb + (q % 2) * 8 + r8) * LDB + n_base + (q / 2) * 8);
+        gc_ldmatrix_x4_trans(r, stage + base.b + (kb * LDB + nj * 16) * 2);
       }
-      fb[2 * nj][0] = r[0];
-      fb[2 * nj][1] = r[1];
-      fb[2 * nj + 1][0] = r[2];
-      fb[2 * nj + 1][1] = r[3];
+      f.b[2 * nj][0] = r[0];
+      f.b[2 * nj][1] = r[1];
+      f.b[2 * nj + 1][0] = r[2];
+      f.b[2 * nj + 1][1] = r[3];
     }
   }
+}
+
+__device__ __forceinline__ void mma_tiles(float (&acc)[MI][NI][4], const Fragments& f) {
 #pragma unroll
   for (int mi = 0; mi < MI; mi++)
 #pragma unroll
     for (int ni = 0; ni < NI; ni++) {
 #if GC_TC_TYPE == GC_F16
-      gc_mma_f16(acc[mi][ni], fa[mi], fb[ni][0], fb[ni][1]);
+      gc_mma_f16(acc[mi][ni], f.a[mi], f.b[ni][0], f.b[ni][1]);
 #elif GC_TC_TYPE == GC_BF16
-      gc_mma_bf16(acc[mi][ni], fa[mi], fb[ni][0], fb[ni][1]);
+      gc_mma_bf16(acc[mi][ni], f.a[mi], f.b[ni][0], f.b[ni][1]);
 #else
-      gc_mma_tf32(acc[mi][ni], fa[mi], fb[ni][0], fb[ni][1]);
+      gc_mma_tf32(acc[mi][ni], f.a[mi], f.b[ni][0], f.b[ni][1]);
 #endif
     }
 }
@@ -193,7 +246,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
               const T* __restrict__ bias, int m, int n, int k, long long a_batch_stride, long long b_batch_stride,
               long long c_batch_stride, float alpha, float beta, int act) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* smem = reinterpret_cast<T*>(smem_raw);
+  const unsigned smem = gc_smem_addr(smem_raw);
 
   const TileCoord tile = gc_tile_coord(m, n, BM, BN);
   const long long z = blockIdx.z;
@@ -202,6 +255,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 
   const int warp = threadIdx.x / 32;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+  const FragmentBase fbase = fragment_base(wm0, wn0);
 
   float acc[MI][NI][4];
 #pragma unroll
@@ -211,25 +265,50 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
       for (int j = 0; j < 4; j++) acc[mi][ni][j] = 0.f;
 
+  // Slice s goes to stage s % STAGES. The whole ring is filled first; afterwards the stage of
+  // slice kt is refilled (with slice kt + STAGES) at the barrier in kt's last k-step: by then every
+  // warp holds kt's last fragments in registers. With two fragment sets that barrier also
+  // publishes slice kt + 1 in time for its first fragments to be read before kt's last mmas, so the
+  // tensor cores never wait on a barrier followed by a shared-memory load.
+  CopierA copier_a(a, m, k, tile.m0);
+  CopierB copier_b(b, n, k, tile.n0);
   const int k_tiles = (k + BK - 1) / BK;
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; s++) {
-    if (s < k_tiles) load_slice(smem + s * (A_STAGE + B_STAGE), smem + s * (A_STAGE + B_STAGE) + A_STAGE, a, b, m, n, k, tile.m0, tile.n0, s * BK);
-    gc_cp_async_commit();
-  }
-
-  for (int kt = 0; kt < k_tiles; kt++) {
-    gc_cp_async_wait<STAGES - 2>();
-    __syncthreads();  // slice kt is in shared memory for everyone, and slice kt-1's stage is free
-    const int next = kt + STAGES - 1;
-    if (next < k_tiles) {
-      T* st = smem + (next % STAGES) * (A_STAGE + B_STAGE);
-      load_slice(st, st + A_STAGE, a, b, m, n, k, tile.m0, tile.n0, next * BK);
+  for (int s = 0; s < STAGES; s++) {
+    if (s < k_tiles) {
+      copier_a.copy(smem + s * STAGE_BYTES, smem_raw, s * STAGE_BYTES, a);
+      copier_b.copy(smem + s * STAGE_BYTES + B_OFFSET, smem_raw, s * STAGE_BYTES + B_OFFSET, b);
     }
     gc_cp_async_commit();
-    const T* st = smem + (kt % STAGES) * (A_STAGE + B_STAGE);
+  }
+  gc_cp_async_wait<STAGES - 1>();
+  __syncthreads();
+
+  Fragments frag[FRAG_BUFFERS];
+  if (FRAG_BUFFERS == 2) load_fragments(frag[0], smem, smem_raw, fbase, 0);
+  int stage = 0;  // kt % STAGES
+  for (int kt = 0; kt < k_tiles; kt++) {
+    const unsigned st = stage * STAGE_BYTES;
 #pragma unroll
-    for (int kb = 0; kb < BK; kb += MMA_K) mma_step(acc, st, st + A_STAGE, wm0, wn0, kb);
+    for (int s = 0; s < KSTEPS; s++) {
+      if (FRAG_BUFFERS == 1) load_fragments(frag[0], smem + st, smem_raw + st, fbase, s * MMA_K);
+      if (s + 1 < KSTEPS) {
+        if (FRAG_BUFFERS == 2) load_fragments(frag[(s + 1) % 2], smem + st, smem_raw + st, fbase, (s + 1) * MMA_K);
+      } else {
+        gc_cp_async_wait<STAGES - 2>();  // slice kt + 1 has landed (for this thread's copies) ...
+        __syncthreads();                 // ... for everyone's, and every warp is done reading stage kt
+        if (kt + STAGES < k_tiles) {
+          copier_a.copy(smem + st, smem_raw, st, a);
+          copier_b.copy(smem + st + B_OFFSET, smem_raw, st + B_OFFSET, b);
+        }
+        gc_cp_async_commit();
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+        if (FRAG_BUFFERS == 2 && kt + 1 < k_tiles) {
+          load_fragments(frag[(s + 1) % 2], smem + stage * STAGE_BYTES, smem_raw + stage * STAGE_BYTES, fbase, 0);
+        }
+      }
+      mma_tiles(acc, frag[s % FRAG_BUFFERS]);
+    }
   }
   gc_cp_async_wait<0>();
   __syncthreads();  // every warp is done with the ring before it holds epilogue buffers

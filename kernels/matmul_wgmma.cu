@@ -48,6 +48,7 @@
 #include "matmul_tile.cuh"
 #include "matmul_wgmma_ops.cuh"
 #include "cp_async.cuh"
+#include "hopper_pipeline.cuh"
 #include "wgmma.cuh"
 
 namespace {
@@ -91,22 +92,6 @@ static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
 static_assert(!PINGPONG || BN == 128, "a ping-pong consumer holds a whole 128 x 128 tile of accumulators");
 static_assert(!TF32 || (A_KMAJOR && B_KMAJOR), "tf32 wgmma reads K-major operands only");
 
-struct __align__(64) TensorMap {
-  unsigned long long opaque[16];
-};
-
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
 // Arrival on the barrier at the same shared-memory offset in CTA `rank` of the cluster. Default
 // (CTA-scope) release semantics: a cluster-scope release costs a GPU-wide memory barrier per
 // arrival, and the only accesses it would order are the wgmma reads of the stage, which have
@@ -134,28 +119,8 @@ __device__ __forceinline__ void cluster_sync() {
   }
 }
 
-// Waits until the phase of parity `parity` has completed (a fresh barrier counts its
-// phase "before 0", parity 1, as complete).
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned done;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-__device__ __forceinline__ void tma_load_3d(unsigned dst, const TensorMap* map, unsigned bar, int c0, int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-
 // The same copy into the same shared-memory offset of every CTA in `mask` (signalling each one's barrier).
-__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const TensorMap* map, unsigned bar, int c0, int c1, int c2,
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const GcTensorMap* map, unsigned bar, int c0, int c1, int c2,
                                                       unsigned short mask) {
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
@@ -235,17 +200,17 @@ __device__ __noinline__ void finish_block(Epilogue<T> ep, const float* epi, int 
 
 // Synchronises the 128 threads of one consumer warpgroup (named barrier 1 or 2; 0 is __syncthreads).
 __device__ __forceinline__ void warpgroup_sync(int consumer) {
-  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+  gc_named_sync<128>(1 + consumer);
 }
 
 // Ping-pong hand-over (named barriers 3 and 4): a consumer starts waiting on the stages of its
 // next tile only once the other has waited on all of its own. A full barrier's parity then
 // names the right phase: no stage can be two ring laps behind the position awaited.
 __device__ __forceinline__ void turn_wait(int consumer) {
-  asm volatile("bar.sync %0, 256;\n" ::"r"(3 + consumer) : "memory");
+  gc_named_sync<256>(3 + consumer);
 }
 __device__ __forceinline__ void turn_pass(int consumer) {
-  asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (1 - consumer)) : "memory");
+  gc_named_arrive<256>(3 + (1 - consumer));
 }
 
 // The block tile of tile id `t` for CTA `rank` of its cluster, and its batch entry.
@@ -271,7 +236,7 @@ __device__ __forceinline__ WorkTile work_tile(int t, int tiles_per_entry, int m,
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
-    matmul_wgmma(const __grid_constant__ TensorMap tm_a, const __grid_constant__ TensorMap tm_b, T* __restrict__ out,
+    matmul_wgmma(const __grid_constant__ GcTensorMap tm_a, const __grid_constant__ GcTensorMap tm_b, T* __restrict__ out,
                  const T* __restrict__ c, const T* __restrict__ bias, int m, int n, int k, int batch, int a_batched,
                  int b_batched, long long c_batch_stride, float alpha, float beta, int act) {
   extern __shared__ unsigned char smem_raw[];
@@ -289,8 +254,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) {
-      mbar_init(bars + 8 * s, 1);
-      mbar_init(bars + 8 * (STAGES + s), CONSUMER_WARPS * CLUSTER);
+      gc_mbar_init(bars + 8 * s, 1);
+      gc_mbar_init(bars + 8 * (STAGES + s), CONSUMER_WARPS * CLUSTER);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -306,16 +271,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
         const int za = a_batched ? w.z : 0, zb = b_batched ? w.z : 0;
         for (int kt = 0; kt < k_tiles; kt++, it++) {
           const int s = it % STAGES;
-          mbar_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+          gc_mbar_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
           const unsigned full = bars + 8 * s;
-          mbar_expect_tx(full, STAGE_BYTES);
+          gc_mbar_expect_tx(full, STAGE_BYTES);
           const unsigned sa = base + s * STAGE_BYTES, sb = sa + A_BYTES;
           const int k0 = kt * BK;
           if (A_KMAJOR) {
-            tma_load_3d(sa, &tm_a, full, k0, w.at.m0, za);
+            gc_tma_load_3d(sa, &tm_a, full, k0, w.at.m0, za);
           } else {
 #pragma unroll
-            for (int j = 0; j < BM / 64; j++) tma_load_3d(sa + j * MN_BLOCK_BYTES, &tm_a, full, w.at.m0 + 64 * j, k0, za);
+            for (int j = 0; j < BM / 64; j++) gc_tma_load_3d(sa + j * MN_BLOCK_BYTES, &tm_a, full, w.at.m0 + 64 * j, k0, za);
           }
           // This CTA's part of the B tile (all of it without a cluster).
           const int part0 = rank * B_PART;
@@ -324,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
             if (CLUSTER > 1) {
               tma_load_3d_multicast(dst, &tm_b, full, k0, w.at.n0 + part0, zb, (1u << CLUSTER) - 1);
             } else {
-              tma_load_3d(dst, &tm_b, full, k0, w.at.n0, zb);
+              gc_tma_load_3d(dst, &tm_b, full, k0, w.at.n0, zb);
             }
           } else {
 #pragma unroll
@@ -334,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
               if (CLUSTER > 1) {
                 tma_load_3d_multicast(dst, &tm_b, full, w.at.n0 + col, k0, zb, (1u << CLUSTER) - 1);
               } else {
-                tma_load_3d(dst, &tm_b, full, w.at.n0 + col, k0, zb);
+                gc_tma_load_3d(dst, &tm_b, full, w.at.n0 + col, k0, zb);
               }
             }
           }
@@ -354,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
 #pragma unroll
           for (int r = 0; r < CLUSTER; r++) mbar_arrive_cluster(empty, r);
         } else {
-          mbar_arrive(empty);
+          gc_mbar_arrive(empty);
         }
       }
     };
@@ -377,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
       }
       for (int kt = 0; kt < k_tiles; kt++, it++) {
         const int s = it % STAGES;
-        mbar_wait(bars + 8 * s, (it / STAGES) & 1);
+        gc_mbar_wait(bars + 8 * s, (it / STAGES) & 1);
         const unsigned sa = base + s * STAGE_BYTES + (PINGPONG ? 0 : consumer * A_ROWS64);
         const unsigned sb = base + s * STAGE_BYTES + A_BYTES;
         gc_wgmma_fence();

@@ -74,6 +74,18 @@ __device__ __forceinline__ int gc_float_to_int_rz(float x) {
 #endif
 }
 
+// 2^x on the special-function unit (relative error ~2^-22), results below 2^-126 flushed to zero
+// (no denormal fix-up around the instruction); 2^-inf = +0.
+__device__ __forceinline__ float gc_exp2(float x) {
+#ifdef GC_HIP
+  return exp2f(x);
+#else
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#endif
+}
+
 // A load that bypasses the non-coherent L1, for values other blocks of the grid wrote
 // (after their __threadfence).
 __device__ __forceinline__ float gc_load_coherent(const float* p) {

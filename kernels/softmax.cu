@@ -4,48 +4,9 @@
 // and one write per element. softmax_staged_<CHUNKS>: the same for long rows, with the next row
 // streaming into shared memory meanwhile (below). softmax_looped: rows of any length, one pass
 // with an online max/sum (Milakov & Gimelshein, 2018) and a second pass for the output.
+// softmax_cluster.cu splits long rows over the CTAs of a cluster instead (sm_90+).
 #include "cp_async.cuh"
-#include "row.cuh"
-
-// e^x as 2^(x·log2 e) on the special-function unit: a few ulp, which a softmax normalised
-// in f32 does not notice, at a fraction of expf's instructions (rows stream at memory speed).
-__device__ __forceinline__ float gc_exp(float x) { return exp2f(x * 1.4426950408889634f); }
-
-// Normalises the row held in v (this team's chunks, padding -inf; m the thread's own maximum)
-// and stores it to orow.
-template <int CHUNKS, int W, bool WARP>
-__device__ __forceinline__ void softmax_write(float (&v)[CHUNKS * W], float m, T* __restrict__ orow, int cols, int logMode,
-                                              float* smem) {
-  const int team = team_size<WARP>(), t = team_rank<WARP>();
-  m = team_reduce<WARP, ReduceMax<float> >(m, smem);
-  float s = 0.0f;
-  if (logMode) {
-#pragma unroll
-    for (int k = 0; k < CHUNKS * W; ++k) s += gc_exp(v[k] - m);
-  } else {
-#pragma unroll
-    for (int k = 0; k < CHUNKS * W; ++k) {
-      v[k] = gc_exp(v[k] - m);  // padding gives exp(-inf) = 0
-      s += v[k];
-    }
-  }
-  s = team_reduce<WARP, ReduceSum<float> >(s, smem);
-  if (logMode) {
-    const float shift = m + logf(s);
-    store_row<CHUNKS, W>(orow, cols, team, t, v, [&](float xv, int) { return xv - shift; });
-  } else {
-    const float scale = 1.0f / s;
-    store_row<CHUNKS, W>(orow, cols, team, t, v, [&](float e, int) { return e * scale; });
-  }
-}
-
-template <int CHUNKS, int W>
-__device__ __forceinline__ float thread_max(const float (&v)[CHUNKS * W]) {
-  float m = -GC_INF;
-#pragma unroll
-  for (int k = 0; k < CHUNKS * W; ++k) m = nan_max(m, v[k]);
-  return m;
-}
+#include "softmax.cuh"
 
 template <int CHUNKS, int W, bool WARP>
 __device__ __forceinline__ void softmax_cached(const T* __restrict__ x, T* __restrict__ out, idx_t rows, int cols,

@@ -28,7 +28,11 @@ export interface AutotuneRecord {
   readonly measuredAt: string;
 }
 
-const FILE_VERSION = 1;
+/**
+ * Raised whenever the kernels' relative speeds change, so that choices measured on the old
+ * kernels are dropped and tuned again (2: the reworked SIMT and mma.sync pipelines).
+ */
+const FILE_VERSION = 2;
 
 interface AutotuneFile {
   version: number;

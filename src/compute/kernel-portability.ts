@@ -27,7 +27,10 @@ const CUDA_ONLY: Readonly<Record<string, string>> = {
   'matmul_epilogue.cu': 'serves the CUDA matmul paths only',
   'matmul_f32.cu': 'inline PTX loads and a 32-wide warp tiling',
   'attention_mma.cu': 'tensor-core mma.sync and cp.async (inline PTX)',
+  'attention_mma_pingpong.cu': 'tensor-core mma.sync, cp.async and named barriers (inline PTX)',
+  'attention_wgmma.cu': 'Hopper wgmma and TMA (sm_90a PTX)',
   'attention_simt.cu': 'cp.async (inline PTX) and 32-wide warp tiling',
+  'softmax_cluster.cu': 'thread-block clusters and distributed shared memory (sm_90 PTX)',
   'gru.cu': 'a persistent cooperative kernel tuned to 32-wide warps',
 };
 

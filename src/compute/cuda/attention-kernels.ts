@@ -21,7 +21,9 @@ export interface SimtAttentionConfig {
 /**
  * Tensor-core kernel (`attention_mma.cu`): `warps` warps of 16·`mTiles` rows each, `bc` keys
  * per tile through a `stages`-deep cp.async ring; Q fragments in registers or re-read from
- * shared memory.
+ * shared memory. `pingPong` (`attention_mma_pingpong.cu`, 8 warps, 3 stages or more): two groups
+ * of four warps take turns at the tensor cores, one group's softmax running beside the other's
+ * matrix products.
  */
 export interface MmaAttentionConfig {
   readonly family: 'mma';
@@ -30,17 +32,18 @@ export interface MmaAttentionConfig {
   readonly bc: number;
   readonly stages: number;
   readonly qInRegisters: boolean;
+  readonly pingPong?: boolean;
 }
 
 /**
- * Hopper kernel (`attention_wgmma.cu`, sm_90a): `warpgroups` warpgroups of 64 rows, `bc`-key tiles
- * loaded with cp.async into a `stages`-deep ring, wgmma for both products. Head dims 64 and 128
- * exactly, 16-byte-aligned rows.
+ * Hopper kernel (`attention_wgmma.cu`, sm_90a), warp-specialised: a producer warpgroup loads Q,
+ * K and V with TMA into a `stages`-deep ring of 128-key tiles, and `consumers` warpgroups of 64
+ * query rows each run both products with wgmma, overlapping their softmax with tensor-core work.
+ * Head dims 64 and 128 exactly, 16-byte-aligned rows.
  */
 export interface WgmmaAttentionConfig {
   readonly family: 'wgmma';
-  readonly warpgroups: 1 | 2;
-  readonly bc: 64 | 128;
+  readonly consumers: 2 | 3;
   readonly stages: number;
 }
 
@@ -48,20 +51,24 @@ export type AttentionKernelConfig = SimtAttentionConfig | MmaAttentionConfig | W
 
 export const ATTENTION_SOURCE = { simt: 'attention_simt.cu', mma: 'attention_mma.cu', wgmma: 'attention_wgmma.cu' } as const;
 export const ATTENTION_ENTRY = { simt: 'attention_simt', mma: 'attention_mma', wgmma: 'attention_wgmma' } as const;
+/** The ping-pong mma.sync kernel's source; its entry is `ATTENTION_ENTRY.mma`, as the launcher expects for the family. */
+export const ATTENTION_MMA_PINGPONG_SOURCE = 'attention_mma_pingpong.cu';
 
 /** Head dims the Hopper kernel is built for (others take the mma.sync kernel). */
 export const WGMMA_HEAD_DIMS: readonly number[] = [64, 128];
+/** Keys per tile of the Hopper kernel (`BC` in attention_wgmma.cuh). */
+export const WGMMA_KEY_TILE = 128;
 
 /**
  * Hopper tiles, preferred first; empty where the kernel does not apply (other head dims, f32).
- * Measured on an H200 (bench/notes/attention.md): at head dim 128 two warpgroups on 128-key
- * tiles (one block per SM) beat one warpgroup on 64-key tiles (two blocks per SM) by 25%; at 64
- * one warpgroup on 128-key tiles (three blocks per SM) is fastest.
+ * The register file holds two consumers at head dim 128 (240 registers each: O, S and P of a
+ * 128-key tile) and three at 64 (160 each). Measured on an H200 (bench/notes/attention.md, v3):
+ * two stages beat three at 128 and four at 64, three consumers beat two at 64, and 64-key tiles
+ * lost by 17%.
  */
 export function wgmmaCandidates(headDim: number, dtype: DType): WgmmaAttentionConfig[] {
   if ((dtype !== 'f16' && dtype !== 'bf16') || !WGMMA_HEAD_DIMS.includes(headDim)) return [];
-  const wgmma = (warpgroups: 1 | 2, bc: 64 | 128): WgmmaAttentionConfig => ({ family: 'wgmma', warpgroups, bc, stages: 2 });
-  return headDim === 128 ? [wgmma(2, 128), wgmma(2, 64), wgmma(1, 64)] : [wgmma(1, 128), wgmma(1, 64), wgmma(2, 128)];
+  return [{ family: 'wgmma', consumers: headDim === 128 ? 2 : 3, stages: 2 }];
 }
 
 /** The preferred Hopper tile, or undefined where the kernel does not apply. */
@@ -84,7 +91,7 @@ export function blockRows(config: AttentionKernelConfig): number {
     case 'mma':
       return config.warps * 16 * config.mTiles;
     case 'wgmma':
-      return 64 * config.warpgroups;
+      return 64 * config.consumers;
   }
 }
 
@@ -95,7 +102,7 @@ export function threadsPerBlock(config: AttentionKernelConfig): number {
     case 'mma':
       return config.warps * 32;
     case 'wgmma':
-      return 128 * config.warpgroups;
+      return 128 * (config.consumers + 1);
   }
 }
 
@@ -106,7 +113,8 @@ export function attentionSharedBytes(config: AttentionKernelConfig, dp: number):
     const lk = config.bc + 4;
     return 4 * (dp * lq + Math.max(dp * lk, config.bc * lq) + config.bc * dp);
   }
-  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.warpgroups + 2 * config.stages * config.bc);
+  // Hopper: alignment, q, the k and v rings of 128-key tiles, and the mbarriers (q's, full/empty per k and v stage).
+  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.consumers + 2 * config.stages * WGMMA_KEY_TILE) + 8 * (1 + 4 * config.stages);
   return 2 * (blockRows(config) + config.stages * 2 * config.bc) * (dp + 8);
 }
 
@@ -120,46 +128,45 @@ export function simtCandidates(dp: number): SimtAttentionConfig[] {
 
 /**
  * Tensor-core tiles, preferred first (the first one that fits the device's shared memory runs).
- * Measured on an H200 (bench/notes/attention.md): two m-tiles per warp beat one (half the
- * shared-memory reads per flop); at dp 128 they need Q re-read from shared memory to fit the
- * registers (`ptxas -v`: 255 registers, a 64-byte spill, still the fastest).
+ * Measured on an H200 (bench/notes/attention.md, "mma.sync v3"): at head dims 64 and 128 the
+ * ping-pong kernel (two warp groups taking turns at the tensor cores, 4 stages) beats the
+ * block-synchronous one by 16-17% (7% causal); it needs 204 KiB of shared memory at dp 128
+ * (sm_90 only, so an sm_80 device takes the next tile) and 108 KiB at dp 64 (3 stages: 90 KiB,
+ * for sm_86/sm_89).
+ * Two m-tiles per warp beat one (half the shared-memory reads per flop); at dp 128 they need Q
+ * re-read from shared memory to fit the registers.
  */
 export function mmaCandidates(dp: number): MmaAttentionConfig[] {
-  const mma = (warps: number, mTiles: number, bc: number, stages: number, qInRegisters: boolean): MmaAttentionConfig => ({
+  const mma = (warps: number, mTiles: number, bc: number, stages: number, qInRegisters: boolean, pingPong = false): MmaAttentionConfig => ({
     family: 'mma',
     warps,
     mTiles,
     bc,
     stages,
     qInRegisters,
+    ...(pingPong ? { pingPong } : {}),
   });
-  if (dp <= 64) return [mma(4, 2, 64, 2, true), mma(4, 1, 64, 2, true), mma(2, 1, 64, 2, true)];
-  if (dp <= 128) return [mma(4, 2, 64, 2, false), mma(4, 1, 64, 2, true), mma(4, 1, 32, 2, true), mma(2, 1, 32, 2, true)];
+  const qInRegisters = dp <= 64;
+  const pingPong = dp === 64 || dp === 128 ? [mma(8, 2, 64, 4, qInRegisters, true), mma(8, 2, 64, 3, qInRegisters, true)] : [];
+  if (dp <= 64) return [...pingPong, mma(4, 2, 64, 2, true), mma(4, 1, 64, 2, true), mma(2, 1, 64, 2, true)];
+  if (dp <= 128) return [...pingPong, mma(4, 2, 64, 2, false), mma(4, 1, 64, 2, true), mma(4, 1, 32, 2, true), mma(2, 1, 32, 2, true)];
   return [mma(4, 1, 32, 2, true), mma(2, 1, 32, 2, true), mma(2, 1, 16, 2, true)];
 }
 
-/** The candidates plus the tiles the benchmark also times at head dims 64 and 128 (tuning; not launched by default). */
+/**
+ * The candidates plus the tiles the benchmark also times at head dim 128 (tuning; not launched
+ * by default): the ping-pong kernel on 32-key tiles, the one that fits an sm_80 block (139 KiB).
+ */
 export function mmaTuningConfigs(dp: number): MmaAttentionConfig[] {
-  const extra: MmaAttentionConfig[] = [
-    { family: 'mma', warps: 4, mTiles: 2, bc: 64, stages: 2, qInRegisters: false },
-    { family: 'mma', warps: 4, mTiles: 2, bc: 32, stages: 2, qInRegisters: false },
-    { family: 'mma', warps: 8, mTiles: 2, bc: 64, stages: 2, qInRegisters: false },
-    { family: 'mma', warps: 8, mTiles: 1, bc: 64, stages: 2, qInRegisters: true },
-  ];
-  const seen = new Set<string>();
-  return [...mmaCandidates(dp), ...(dp === 64 || dp === 128 ? extra : [])].filter((c) => {
-    const name = attentionConfigName(c);
-    if (seen.has(name)) return false;
-    seen.add(name);
-    return true;
-  });
+  const extra: MmaAttentionConfig[] = dp === 128 ? [{ family: 'mma', warps: 8, mTiles: 2, bc: 32, stages: 4, qInRegisters: false, pingPong: true }] : [];
+  return [...mmaCandidates(dp), ...extra];
 }
 
 /** A short stable name, e.g. `mma w4 m1 bc64 s2 qreg` or `simt 64x64`. */
 export function attentionConfigName(config: AttentionKernelConfig): string {
   if (config.family === 'simt') return `simt ${config.br}x${config.bc}`;
-  if (config.family === 'wgmma') return `wgmma wg${config.warpgroups} bc${config.bc} s${config.stages}`;
-  return `mma w${config.warps} m${config.mTiles} bc${config.bc} s${config.stages} ${config.qInRegisters ? 'qreg' : 'qsmem'}`;
+  if (config.family === 'wgmma') return `wgmma c${config.consumers} s${config.stages}`;
+  return `mma w${config.warps} m${config.mTiles} bc${config.bc} s${config.stages} ${config.qInRegisters ? 'qreg' : 'qsmem'}${config.pingPong ? ' pingpong' : ''}`;
 }
 
 /**
@@ -172,13 +179,11 @@ export function attentionSpec(config: AttentionKernelConfig, dtype: Exclude<DTyp
   }
   if (dtype === 'f32') throw new RangeError('attention: the tensor-core kernels take f16 or bf16');
   if (config.family === 'wgmma') {
-    return {
-      file: ATTENTION_SOURCE.wgmma,
-      defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_WARPGROUPS: config.warpgroups, GC_BC: config.bc, GC_STAGES: config.stages },
-    };
+    return { file: ATTENTION_SOURCE.wgmma, defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_CONSUMERS: config.consumers, GC_STAGES: config.stages } };
   }
+  if (config.pingPong && (config.warps !== 8 || config.stages < 3)) throw new RangeError('attention: the ping-pong kernel takes 8 warps and 3 stages or more');
   return {
-    file: ATTENTION_SOURCE.mma,
+    file: config.pingPong ? ATTENTION_MMA_PINGPONG_SOURCE : ATTENTION_SOURCE.mma,
     defines: {
       GC_DTYPE: DTYPE_CODE[dtype],
       GC_HEAD_DIM: dp,
@@ -192,13 +197,19 @@ export function attentionSpec(config: AttentionKernelConfig, dtype: Exclude<DTyp
   };
 }
 
-/** What CI compiles with NVRTC 11.8: the first tile of every head dim and dtype (both load paths for mma); not the sm_90a kernel. */
+/**
+ * What CI compiles with NVRTC 11.8: the first tile of every head dim and dtype of each kernel
+ * source (both load paths for mma); not the sm_90a kernels.
+ */
 export function attentionModuleSpecs(): ModuleSpec[] {
   const specs: ModuleSpec[] = [];
   for (const dp of ATTENTION_HEAD_DIMS) {
     for (const dtype of ['f32', 'f16', 'bf16'] as const) specs.push(attentionSpec(simtCandidates(dp)[0]!, dtype, dp, false));
     for (const dtype of ['f16', 'bf16'] as const) {
-      for (const aligned of [true, false]) specs.push(attentionSpec(mmaCandidates(dp)[0]!, dtype, dp, aligned));
+      for (const pingPong of [true, false]) {
+        const first = mmaCandidates(dp).find((c) => (c.pingPong ?? false) === pingPong);
+        if (first) for (const aligned of [true, false]) specs.push(attentionSpec(first, dtype, dp, aligned));
+      }
     }
   }
   return specs;

@@ -1,16 +1,18 @@
 /**
- * Attention forward on the CUDA backend: on sm_90 the Hopper (wgmma) kernel for f16/bf16 at head
+ * Attention forward on the CUDA backend: on sm_90 the Hopper (wgmma + TMA) kernel for f16/bf16 at head
  * dims 64 and 128, else the tensor-core (mma.sync) flash-attention kernel for f16/bf16 on sm_80
  * and up, and the CUDA-core kernel for f32 (and for f16/bf16 on older GPUs). Within a family
  * the first candidate tile whose shared memory fits the device runs; `config` overrides the
  * choice (tests reach every kernel with it, the benchmark times the alternatives).
- * The only memory used besides the inputs and outputs is the kernels' shared memory.
+ * The Hopper kernel reads q, k and v through TMA tensor maps encoded here per launch. The only
+ * memory used besides the inputs and outputs is the kernels' shared memory.
  */
 import type { BoundKernel, Kernel } from '../../driver/kernel.js';
 import { Module } from '../../driver/module.js';
 import { GpuError } from '../../errors.js';
-import type { ArgType } from '../../ffi/kernel-args.js';
+import { bytes, f32, i32, ptr, type ArgType } from '../../ffi/kernel-args.js';
 import type { AttentionParams } from '../attention-op.js';
+import type { TensorView } from '../tensor-view.js';
 import {
   attentionConfigName,
   attentionSharedBytes,
@@ -22,15 +24,20 @@ import {
   simtCandidates,
   threadsPerBlock,
   wgmmaConfig,
+  WGMMA_KEY_TILE,
   type AttentionKernelConfig,
+  type WgmmaAttentionConfig,
 } from './attention-kernels.js';
 import type { CudaBackend } from './cuda-backend.js';
 import { compileKernelModule, moduleKey, type ModuleSpec } from './kernel-sources.js';
+import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from './tensor-map.js';
 
 /** q, k, v, out, lse, keyLengths, bh0, heads, group, seqQ, seqK, headDim, scale·log2(e), causal. */
 const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f32', 'i32'];
 /** gridDim.y limit: more (batch, head) pairs are launched in slices. */
 const MAX_GRID_Y = 65535;
+/** Tensor maps of q, k and v, rewritten before each launch of the Hopper kernel (launches copy their arguments). */
+const maps = [0, 1, 2].map(() => new Uint8Array(TENSOR_MAP_BYTES)) as [Uint8Array, Uint8Array, Uint8Array];
 
 /** `GPUCOMPUTE_ATTENTION_WGMMA=0` turns the Hopper kernel off (the mma.sync kernel remains). */
 export function attentionWgmmaEnabled(): boolean {
@@ -39,7 +46,7 @@ export function attentionWgmmaEnabled(): boolean {
 
 /** sm_90a kernels by module key, loaded once per backend (the registry compiles for the plain arch). */
 interface HopperState {
-  readonly kernels: Map<string, { kernel: Kernel; launch: BoundKernel }>;
+  readonly kernels: Map<string, Kernel>;
   readonly modules: Module[];
 }
 const hopperStates = new WeakMap<CudaBackend, HopperState>();
@@ -87,7 +94,11 @@ export function cudaAttention(backend: CudaBackend, params: AttentionParams, con
   if (shared > backend.device.sharedMemoryPerBlockOptin) {
     throw new GpuError('UNSUPPORTED', `attention: ${attentionConfigName(chosen)} at head dim ${dp} needs ${shared} bytes of shared memory`);
   }
-  const { kernel, launch } = chosen.family === 'wgmma' ? hopperKernel(backend, spec) : registryKernel(backend, spec, ATTENTION_ENTRY[chosen.family]);
+  if (chosen.family === 'wgmma') {
+    launchHopper(backend, p, chosen, hopperKernel(backend, spec), shared);
+    return;
+  }
+  const { kernel, launch } = registryKernel(backend, spec, ATTENTION_ENTRY[chosen.family]);
   if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
 
   const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
@@ -121,28 +132,63 @@ export function cudaAttention(backend: CudaBackend, params: AttentionParams, con
   }
 }
 
+/**
+ * The Hopper kernel: q, k and v as TMA tensor maps [pairs][seq][head dim] (k and v by kv head),
+ * so rows past a head's sequence read as zeros; boxes of 64 columns (one 128-byte swizzle row) ×
+ * the block's query rows or the 128-key tile.
+ */
+function launchHopper(backend: CudaBackend, p: AttentionParams, config: WgmmaAttentionConfig, kernel: Kernel, shared: number): void {
+  if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
+  const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
+  const dataType = p.q.dtype === 'f16' ? TensorMapDataType.FLOAT16 : TensorMapDataType.BFLOAT16;
+  const encode = (view: TensorView, rows: number, batch: number, boxRows: number, into: Uint8Array) =>
+    encodeTiledMatrix(
+      { dataType, elementBytes: 2, address: backend.address(view), cols: p.headDim, rows, batch, batchStride: rows * p.headDim, boxCols: 64, boxRows },
+      into,
+    );
+  const pairs = p.batch * p.heads;
+  encode(p.q, p.seqQ, pairs, blockRows(config), maps[0]);
+  encode(p.k, p.seqK, p.batch * p.kvHeads, WGMMA_KEY_TILE, maps[1]);
+  encode(p.v, p.seqK, p.batch * p.kvHeads, WGMMA_KEY_TILE, maps[2]);
+  const tiles = Math.ceil(p.seqQ / blockRows(config));
+  for (let bh0 = 0; bh0 < pairs; bh0 += MAX_GRID_Y) {
+    kernel.launch({ grid: [tiles, Math.min(MAX_GRID_Y, pairs - bh0), 1], block: threadsPerBlock(config), sharedMemBytes: shared, stream }, [
+      ...maps.map((map) => bytes(map, TENSOR_MAP_ALIGNMENT)),
+      ptr(backend.address(p.out)),
+      ptr(p.lse ? backend.address(p.lse) : 0n),
+      ptr(p.keyLengths ? backend.address(p.keyLengths) : 0n),
+      i32(bh0),
+      i32(p.heads),
+      i32(p.heads / p.kvHeads),
+      i32(p.seqQ),
+      i32(p.seqK),
+      f32(p.scale * Math.LOG2E),
+      i32(p.causal ? 1 : 0),
+    ]);
+  }
+}
+
 function registryKernel(backend: CudaBackend, spec: ModuleSpec, entry: string): { kernel: Kernel; launch: BoundKernel } {
   return backend.kernel(`${moduleKey(spec)}#${entry}`, () => spec, entry, SIGNATURE);
 }
 
 /** The sm_90a kernel of `spec`, compiled through the kernel cache and loaded once per backend. */
-function hopperKernel(backend: CudaBackend, spec: ModuleSpec): { kernel: Kernel; launch: BoundKernel } {
+function hopperKernel(backend: CudaBackend, spec: ModuleSpec): Kernel {
   let state = hopperStates.get(backend);
   if (!state) {
     state = { kernels: new Map(), modules: [] };
     hopperStates.set(backend, state);
   }
   const key = moduleKey(spec);
-  let entry = state.kernels.get(key);
-  if (!entry) {
+  let kernel = state.kernels.get(key);
+  if (!kernel) {
     backend.context.makeCurrent();
     const compiled = compileKernelModule(spec, backend.registry.sources, { arch: 'sm_90a' });
     backend.logger?.debug(`kernel ${key}: ${compiled.cacheHit ? 'cache hit' : 'compiled'} for ${compiled.arch} in ${compiled.compileMs.toFixed(1)} ms`);
     const module = Module.load(backend.context, compiled.image);
     state.modules.push(module);
-    const kernel = module.getFunction(ATTENTION_ENTRY.wgmma);
-    entry = { kernel, launch: kernel.bind(SIGNATURE) };
-    state.kernels.set(key, entry);
+    kernel = module.getFunction(ATTENTION_ENTRY.wgmma);
+    state.kernels.set(key, kernel);
   }
-  return entry;
+  return kernel;
 }

@@ -18,19 +18,7 @@ import { memcpyDtoDAsync, memcpyDtoHAsync } from '../../driver/raw/memory.js';
 import { Stream } from '../../driver/stream.js';
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type {
-  ActivationGradOp,
-  Backend,
-  BackendStream,
-  BinaryOp,
-  BroadcastPlan,
-  DeviceInfo,
-  MatmulParams,
-  PoolStats,
-  ReduceOp,
-  ReducePlan,
-  UnaryOp,
-} from '../backend.js';
+import type { Backend, BackendStream, DeviceInfo, MatmulParams, PoolStats } from '../backend.js';
 import { dtypeSize } from '../dtype.js';
 import type { Logger } from '../logger.js';
 import { MemoryPool, type PoolStrategy } from '../memory-pool.js';
@@ -46,16 +34,12 @@ import { BlockCounters } from './block-counters.js';
 import { CudaBuffer, CudaStream } from './cuda-buffer.js';
 import { cudaSegmentMemory } from './device-memory.js';
 import type { SegmentMemory } from '../segment-memory.js';
-import * as elementwise from './elementwise.js';
 import { copyDeviceToHost, copyHostToDevice, PinnedStaging } from './host-copy.js';
 import { KernelRegistry, type RegisteredKernel } from './kernel-registry.js';
 import type { ModuleSpec } from './kernel-sources.js';
 import { cudaMatmul, releaseCudaMatmul } from './matmul.js';
 import type { CudaOpContext, Scratch } from './op-context.js';
-import { dropout, random } from './random.js';
-import { reduce } from './reduce.js';
-import { layerNorm, softmax } from './row-ops.js';
-import { transpose } from './transpose.js';
+import { PortableOpsBackend } from './portable-ops-backend.js';
 
 /** Options of {@link createCudaBackend}. */
 export interface CudaBackendOptions {
@@ -68,9 +52,6 @@ export interface CudaBackendOptions {
   /** Receives debug lines (kernel compiles) and warnings. */
   logger?: Logger;
 }
-
-/** leakyRelu's slope when the caller gives none (as the CPU backend). */
-const DEFAULT_ALPHA = 0.01;
 
 /**
  * Opens the CUDA backend on a device.
@@ -94,7 +75,7 @@ export function createCudaBackend(options: CudaBackendOptions = {}): CudaBackend
 }
 
 /** The CUDA implementation of {@link Backend}; also the context the op launchers and matmul work in. */
-export class CudaBackend implements Backend, CudaOpContext {
+export class CudaBackend extends PortableOpsBackend<Stream> implements Backend, CudaOpContext {
   readonly kind = 'cuda' as const;
   readonly device: Device;
   readonly context: Context;
@@ -102,6 +83,7 @@ export class CudaBackend implements Backend, CudaOpContext {
   readonly pool: MemoryPool<CudaStream>;
   readonly multiprocessorCount: number;
   readonly warpSize: number;
+  readonly clusterLaunch: boolean;
   readonly logger: Logger | undefined;
   readonly #memory: SegmentMemory<CudaStream>;
   readonly #staging: PinnedStaging;
@@ -116,11 +98,13 @@ export class CudaBackend implements Backend, CudaOpContext {
     context: Context,
     options: { limitBytes: number | undefined; strategy: PoolStrategy; logger: Logger | undefined },
   ) {
+    super();
     this.device = device;
     this.context = context;
     this.logger = options.logger;
     this.multiprocessorCount = device.multiprocessorCount;
     this.warpSize = device.warpSize;
+    this.clusterLaunch = device.clusterLaunch;
     this.registry = new KernelRegistry(context, options.logger ? { logger: options.logger } : {});
     this.#memory = cudaSegmentMemory(context);
     this.pool = new MemoryPool<CudaStream>(this.#memory, {
@@ -215,60 +199,7 @@ export class CudaBackend implements Backend, CudaOpContext {
     this.pool.trim();
   }
 
-  // ------------------------------------------------------------ ops
-
-  fill(out: TensorView, value: number): void {
-    elementwise.fill(this, out, value);
-  }
-
-  random(out: TensorView, kind: 'uniform' | 'normal', seed: number, a: number, b: number): void {
-    random(this, out, kind, seed, a, b);
-  }
-
-  cast(x: TensorView, out: TensorView): void {
-    if (x.dtype === out.dtype) this.copy(out, x);
-    else elementwise.cast(this, x, out);
-  }
-
-  unary(op: UnaryOp, x: TensorView, out: TensorView, alpha = DEFAULT_ALPHA): void {
-    elementwise.unary(this, op, x, out, alpha);
-  }
-
-  activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha = DEFAULT_ALPHA): void {
-    elementwise.activationGrad(this, op, x, dy, out, alpha);
-  }
-
-  binary(op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
-    elementwise.binary(this, op, a, b, out, plan);
-  }
-
-  reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
-    reduce(this, op, x, out, plan);
-  }
-
-  softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
-    softmax(this, x, out, rows, cols, log);
-  }
-
-  layerNorm(
-    x: TensorView,
-    gamma: TensorView | undefined,
-    beta: TensorView | undefined,
-    out: TensorView,
-    rows: number,
-    cols: number,
-    eps: number,
-  ): void {
-    layerNorm(this, x, gamma, beta, out, rows, cols, eps);
-  }
-
-  transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
-    transpose(this, x, out, batch, rows, cols);
-  }
-
-  dropout(x: TensorView, out: TensorView, p: number, seed: number): void {
-    dropout(this, x, out, p, seed);
-  }
+  // ------------------------------------------------------------ ops (the portable ones: PortableOpsBackend)
 
   matmul(params: MatmulParams): void {
     this.#check();

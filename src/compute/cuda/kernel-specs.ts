@@ -7,7 +7,7 @@
 import type { ActivationGradOp, BinaryOp, ReduceOp, UnaryOp } from '../backend.js';
 import { DTYPES, dtypeSize, type DType } from '../dtype.js';
 import type { ModuleSpec } from './kernel-sources.js';
-import { ATTENTION_ENTRY, ATTENTION_SOURCE, attentionModuleSpecs } from './attention-kernels.js';
+import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention-kernels.js';
 import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru-kernels.js';
 
 /** dtype → the code `kernels/dtype.cuh` takes in GC_DTYPE. */
@@ -97,6 +97,16 @@ export function softmaxSpec(dtype: DType): ModuleSpec {
   return { file: 'softmax.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
 }
 
+/** softmax_cluster.cu (thread-block clusters): only for sm_90 and later, so not in {@link allModuleSpecs}. */
+export function clusterSoftmaxSpec(dtype: DType): ModuleSpec {
+  return { file: 'softmax_cluster.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
+}
+
+/** The specialisations that need sm_90 (clusters), compiled only on such devices. */
+export function clusterModuleSpecs(): ModuleSpec[] {
+  return (['f32', 'f16', 'bf16'] as const).map(clusterSoftmaxSpec);
+}
+
 export function layerNormSpec(dtype: DType): ModuleSpec {
   return { file: 'layernorm.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
 }
@@ -178,11 +188,14 @@ export function kernelNames(spec: ModuleSpec): string[] {
       const dtype = dtypeOf(spec.defines?.GC_DTYPE);
       return [...rowKernelNames('softmax', dtype), 'softmax_staged_4', ...(dtype === 'f32' ? ['softmax_staged_8'] : [])];
     }
+    case 'softmax_cluster.cu':
+      return ['softmax_cluster'];
     case 'layernorm.cu':
       return rowKernelNames('layernorm', dtypeOf(spec.defines?.GC_DTYPE));
     case ATTENTION_SOURCE.simt:
       return [ATTENTION_ENTRY.simt];
     case ATTENTION_SOURCE.mma:
+    case ATTENTION_MMA_PINGPONG_SOURCE:
       return [ATTENTION_ENTRY.mma];
     case 'transpose.cu':
       return ['transpose_tiled'];

@@ -147,6 +147,46 @@ export function planStagedSoftmax(launch: RowLaunch, cols: number, dtype: DType)
   return { kernel: `softmax_staged_${chunks}`, block: launch.block, sharedMemBytes: launch.block * chunks * 16 };
 }
 
+/**
+ * A softmax over thread-block clusters (`kernels/softmax_cluster.cu`, sm_90+): `cluster` CTAs of
+ * `block` threads per row, CTA r holding the columns [r·slice, (r+1)·slice), 32 per thread.
+ */
+export interface ClusterRowLaunch {
+  block: number;
+  cluster: number;
+  slice: number;
+}
+
+/** Largest portable cluster (CUDA guarantees 8 CTAs; 16 needs an opt-in). */
+export const MAX_CLUSTER = 8;
+
+/** Elements each thread of `softmax_cluster` holds. */
+export const CLUSTER_ELEMENTS_PER_THREAD = 32;
+
+/**
+ * The cluster launch of CTAs of `block` threads for a row of `cols`, or undefined where that needs
+ * one CTA (no split) or more than {@link MAX_CLUSTER}.
+ */
+export function clusterSoftmaxLaunch(cols: number, dtype: DType, block: number): ClusterRowLaunch | undefined {
+  const w = vectorWidth(dtype);
+  const cluster = Math.ceil(cols / (block * CLUSTER_ELEMENTS_PER_THREAD));
+  if (cluster < 2 || cluster > MAX_CLUSTER) return undefined;
+  return { block, cluster, slice: Math.ceil(cols / cluster / w) * w };
+}
+
+/**
+ * The cluster form of a softmax over vector-aligned rows longer than a block holds
+ * ({@link MAX_CACHED_COLS}), or undefined: CTAs of 256 threads, up to 8, so rows up to 64K
+ * columns stay in registers instead of taking the looped kernel's two passes (H200, 256 × 65536:
+ * f32 2692 against 1601 GB/s, bf16 2026 against 944). Shorter rows stay on a block per row:
+ * splitting them lost at every shape measured (bench/softmax-split.ts; bf16 512 × 32768: 2145 at
+ * best against 2565 GB/s).
+ */
+export function planClusterSoftmax(cols: number, dtype: DType, vecOk: boolean): ClusterRowLaunch | undefined {
+  if (!vecOk || cols % vectorWidth(dtype) !== 0 || cols <= MAX_CACHED_COLS) return undefined;
+  return clusterSoftmaxLaunch(cols, dtype, 256);
+}
+
 // ---------------------------------------------------------------- reductions
 
 /** How a reduction over [outer, axisLen, inner] runs. */

@@ -25,6 +25,8 @@ export interface OpLaunch<S> {
   grid: Dim3;
   block: Dim3;
   sharedMemBytes?: number;
+  /** Thread-block cluster shape; only where {@link OpContext.clusterLaunch} holds. */
+  clusterDim?: Dim3;
   stream: S;
 }
 
@@ -47,6 +49,8 @@ export interface OpContext<S> {
   readonly multiprocessorCount: number;
   /** Threads per warp (wavefront): 32 on NVIDIA, 32 or 64 on AMD. Launch plans that give a warp a row use it. */
   readonly warpSize: number;
+  /** Whether kernels may be launched in thread-block clusters (CUDA sm_90 and later). */
+  readonly clusterLaunch: boolean;
   /**
    * Makes the current stream wait for the work of other streams that last
    * used these views' buffers, marks the buffers as used on it, and returns

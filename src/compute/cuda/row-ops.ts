@@ -2,22 +2,34 @@
  * Softmax, logSoftmax and layerNorm over the rows of [rows, cols] (CUDA and
  * HIP), with the row kernel chosen by `planRowKernel` (a warp or a block per
  * row, the row held in registers, or the looped kernel for very long rows),
- * and the staged softmax for long rows where a block can hold one in shared memory.
+ * the staged softmax for long rows where a block can hold one in shared memory, and long rows
+ * split over thread-block clusters where the device has them.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../tensor-view.js';
-import { layerNormSpec, softmaxSpec } from './kernel-specs.js';
-import { aligned16, planRowKernel, planStagedSoftmax } from './launch-plans.js';
+import { clusterSoftmaxSpec, layerNormSpec, softmaxSpec } from './kernel-specs.js';
+import { aligned16, planClusterSoftmax, planRowKernel, planStagedSoftmax, type ClusterRowLaunch } from './launch-plans.js';
 import type { OpContext } from './op-context.js';
 
 const SOFTMAX_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'i32', 'i32'];
+const SOFTMAX_CLUSTER: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32', 'i32'];
 const SOFTMAX_LOOPED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'i32'];
 const LAYERNORM_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64', 'i32', 'f32'];
 const LAYERNORM_LOOPED: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'f32'];
 
-export function softmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
+/**
+ * (log)softmax over the rows of [rows, cols]. `clusters: false` keeps a row within one block even
+ * where the device launches clusters (the benchmarks and tests compare both).
+ */
+export function softmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean, clusters = ctx.clusterLaunch): void {
+  const vecOk = aligned16(x) && aligned16(out);
+  const split = clusters && ctx.clusterLaunch ? planClusterSoftmax(cols, x.dtype, vecOk) : undefined;
+  if (split) {
+    clusterSoftmax(ctx, x, out, rows, cols, log, split);
+    return;
+  }
   const stream = ctx.enqueue(x, out);
-  const launch = planRowKernel('softmax', rows, cols, x.dtype, aligned16(x) && aligned16(out), ctx.warpSize);
+  const launch = planRowKernel('softmax', rows, cols, x.dtype, vecOk, ctx.warpSize);
   const staged = planStagedSoftmax(launch, cols, x.dtype);
   if (staged) {
     const k = ctx.kernel(`softmax|${x.dtype}|${staged.kernel}`, () => softmaxSpec(x.dtype), staged.kernel, SOFTMAX_CACHED);
@@ -32,6 +44,17 @@ export function softmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, ro
   const looped = launch.kernel === 'softmax_looped';
   const k = ctx.kernel(`softmax|${x.dtype}|${launch.kernel}`, () => softmaxSpec(x.dtype), launch.kernel, looped ? SOFTMAX_LOOPED : SOFTMAX_CACHED);
   k.launch({ grid: launch.grid, block: launch.block, stream }, ctx.address(x), ctx.address(out), rows, cols, log ? 1 : 0);
+}
+
+/**
+ * (log)softmax of 16-byte-aligned rows (cols a multiple of the vector width) with `launch`'s
+ * cluster split; the device must launch clusters ({@link OpContext.clusterLaunch}).
+ */
+export function clusterSoftmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean, launch: ClusterRowLaunch): void {
+  const stream = ctx.enqueue(x, out);
+  const k = ctx.kernel(`softmax_cluster|${x.dtype}`, () => clusterSoftmaxSpec(x.dtype), 'softmax_cluster', SOFTMAX_CLUSTER);
+  const config = { grid: rows * launch.cluster, block: launch.block, clusterDim: [launch.cluster, 1, 1] as const, stream };
+  k.launch(config, ctx.address(x), ctx.address(out), cols, launch.slice, log ? 1 : 0);
 }
 
 export function layerNorm<S>(

@@ -16,28 +16,10 @@ import { HipEvent } from '../../hip/event.js';
 import { HipPinnedBuffer } from '../../hip/pinned-buffer.js';
 import { memcpyDtoDAsync, memcpyDtoHAsync, memcpyHtoDAsync } from '../../hip/raw/memory.js';
 import { HipStream } from '../../hip/stream.js';
-import type {
-  ActivationGradOp,
-  AttentionParams,
-  Backend,
-  BackendStream,
-  BinaryOp,
-  BroadcastPlan,
-  DeviceInfo,
-  GruRecurrenceParams,
-  MatmulParams,
-  PoolStats,
-  ReduceOp,
-  ReducePlan,
-  UnaryOp,
-} from '../backend.js';
-import * as elementwise from '../cuda/elementwise.js';
+import type { AttentionParams, Backend, BackendStream, DeviceInfo, GruRecurrenceParams, MatmulParams, PoolStats } from '../backend.js';
 import type { ModuleSpec } from '../cuda/kernel-sources.js';
-import type { OpContext, OpKernel, Scratch } from '../cuda/op-context.js';
-import { dropout, random } from '../cuda/random.js';
-import { reduce } from '../cuda/reduce.js';
-import { layerNorm, softmax } from '../cuda/row-ops.js';
-import { transpose } from '../cuda/transpose.js';
+import type { OpKernel, Scratch } from '../cuda/op-context.js';
+import { PortableOpsBackend } from '../cuda/portable-ops-backend.js';
 import { dtypeSize } from '../dtype.js';
 import type { Logger } from '../logger.js';
 import { MemoryPool } from '../memory-pool.js';
@@ -56,7 +38,6 @@ export interface HipBackendOptions {
   logger?: Logger;
 }
 
-const DEFAULT_ALPHA = 0.01;
 /** Counters per block-counter page (one u32 per stream, zero between kernels). */
 const COUNTERS = 1024;
 
@@ -70,11 +51,13 @@ export function createHipBackend(options: HipBackendOptions = {}): HipBackend {
 }
 
 /** The HIP implementation of {@link Backend}, and the op context of the shared launchers. */
-export class HipBackend implements Backend, OpContext<HipStream> {
+export class HipBackend extends PortableOpsBackend<HipStream> implements Backend {
   readonly kind = 'hip' as const;
   readonly device: HipDevice;
   readonly multiprocessorCount: number;
   readonly warpSize: number;
+  /** HIP has no thread-block clusters. */
+  readonly clusterLaunch = false;
   readonly pool: MemoryPool<HipBackendStream>;
   readonly #registry: HipKernelRegistry;
   readonly #memory: SegmentMemory<HipBackendStream>;
@@ -85,6 +68,7 @@ export class HipBackend implements Backend, OpContext<HipStream> {
 
   /** @internal Use {@link createHipBackend}. */
   constructor(device: HipDevice, limitBytes: number | undefined, logger: Logger | undefined) {
+    super();
     this.device = device;
     this.multiprocessorCount = device.multiprocessorCount;
     this.warpSize = device.warpSize;
@@ -163,53 +147,6 @@ export class HipBackend implements Backend, OpContext<HipStream> {
   trim(): void {
     this.#check();
     this.pool.trim();
-  }
-
-  // ------------------------------------------------------------ ops (shared launchers)
-
-  fill(out: TensorView, value: number): void {
-    elementwise.fill(this, out, value);
-  }
-
-  random(out: TensorView, kind: 'uniform' | 'normal', seed: number, a: number, b: number): void {
-    random(this, out, kind, seed, a, b);
-  }
-
-  cast(x: TensorView, out: TensorView): void {
-    if (x.dtype === out.dtype) this.copy(out, x);
-    else elementwise.cast(this, x, out);
-  }
-
-  unary(op: UnaryOp, x: TensorView, out: TensorView, alpha = DEFAULT_ALPHA): void {
-    elementwise.unary(this, op, x, out, alpha);
-  }
-
-  activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha = DEFAULT_ALPHA): void {
-    elementwise.activationGrad(this, op, x, dy, out, alpha);
-  }
-
-  binary(op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
-    elementwise.binary(this, op, a, b, out, plan);
-  }
-
-  reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
-    reduce(this, op, x, out, plan);
-  }
-
-  softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
-    softmax(this, x, out, rows, cols, log);
-  }
-
-  layerNorm(x: TensorView, gamma: TensorView | undefined, beta: TensorView | undefined, out: TensorView, rows: number, cols: number, eps: number): void {
-    layerNorm(this, x, gamma, beta, out, rows, cols, eps);
-  }
-
-  transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
-    transpose(this, x, out, batch, rows, cols);
-  }
-
-  dropout(x: TensorView, out: TensorView, p: number, seed: number): void {
-    dropout(this, x, out, p, seed);
   }
 
   // ------------------------------------------------------------ ops with CUDA-only kernels

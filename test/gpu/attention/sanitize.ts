@@ -6,7 +6,9 @@
  *   compute-sanitizer --tool racecheck node --import tsx test/gpu/attention/sanitize.ts [--defaults]
  *
  * `--defaults` runs only the tile the launcher picks per head dim and the CUDA-core fallback
- * (racecheck is slow).
+ * (racecheck is slow); `--hopper` only the Hopper (sm_90a) configurations, on the cases they take;
+ * `--mma` only the mma.sync ones (whose ping-pong kernels hand ring stages between warp groups
+ * through named barriers, with no block barrier: the long sequences let the rings wrap).
  * Every result is also checked against float64 on poisoned outputs, so a clean run means
  * in-bounds, race-free and correct. Exits non-zero on a wrong result.
  */
@@ -23,17 +25,26 @@ const cases: AttentionCase[] = [
   { batch: 1, heads: 1, kvHeads: 1, seqQ: 40, seqK: 45, headDim: 80, causal: true },
   { batch: 1, heads: 1, kvHeads: 1, seqQ: 33, seqK: 70, headDim: 256, causal: false },
   { batch: 1, heads: 1, kvHeads: 1, seqQ: 20, seqK: 21, headDim: 36, causal: true },
+  // Key rings that wrap (5 tiles of 128, 11 of 64) under a causal mask with seqQ < seqK.
+  { batch: 1, heads: 2, kvHeads: 1, seqQ: 200, seqK: 600, headDim: 128, causal: true, keyLengths: [550] },
+  { batch: 1, heads: 2, kvHeads: 1, seqQ: 300, seqK: 700, headDim: 128, causal: true },
+  { batch: 2, heads: 1, kvHeads: 1, seqQ: 270, seqK: 520, headDim: 64, causal: false, keyLengths: [520, 333] },
+  // A negative scale (Q negated once in shared memory by the mma kernels).
+  { batch: 1, heads: 1, kvHeads: 1, seqQ: 77, seqK: 140, headDim: 128, causal: false, scale: -0.2 },
 ];
 
 const defaultsOnly = process.argv.includes('--defaults');
+const family = process.argv.includes('--hopper') ? 'wgmma' : process.argv.includes('--mma') ? 'mma' : undefined;
 const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
 let runs = 0;
 let failures = 0;
 for (const c of cases) {
   for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+    const configs = deviceConfigs(gpu, c.headDim, dtype, defaultsOnly).filter((config) => !family || config.family === family);
+    if (configs.length === 0) continue;
     const { q, k, v } = attentionInputs(gpu, c, dtype);
     const ref = referenceFor(c, q, k, v);
-    for (const config of deviceConfigs(gpu, c.headDim, dtype, defaultsOnly)) {
+    for (const config of configs) {
       const { out, lse } = runConfig(gpu, c, q, k, v, config);
       const values = out.toArraySync() as Float32Array;
       const lseValues = lse.toArraySync() as Float32Array;

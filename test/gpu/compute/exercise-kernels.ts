@@ -20,6 +20,7 @@
 import type { ActivationGradOp, BinaryOp, ReduceOp, TensorView, UnaryOp } from '../../../src/compute/backend.js';
 import { planBroadcast } from '../../../src/compute/broadcast.js';
 import { createCudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
+import { softmax } from '../../../src/compute/cuda/row-ops.js';
 import { DTYPES, dtypeSize, type DType } from '../../../src/compute/dtype.js';
 
 const backend = createCudaBackend();
@@ -114,11 +115,17 @@ function exerciseShared(dtype: DType, isFloat: boolean): void {
     launches++;
   }
   if (isFloat) {
-    // Row kernels: warp scalar/vector, block scalar/vector, staged softmax (32K), looped.
-    for (const [rows, cols] of [[5, 7], [3, 1024], [2, 1025], [2, 4096], [2, 32768], [2, 40000]] as const) {
+    // Row kernels: warp scalar/vector, block scalar/vector, staged softmax (32K), looped
+    // (40 001); on sm_90+ 40 000 columns split over a cluster (a short last slice), and the
+    // looped kernel is forced for it too.
+    for (const [rows, cols] of [[5, 7], [3, 1024], [2, 1025], [2, 4096], [2, 32768], [2, 40000], [2, 40001]] as const) {
       const x = input([rows, cols], dtype);
       backend.softmax(x, guarded([rows, cols], dtype), rows, cols, false);
       backend.softmax(x, guarded([rows, cols], dtype), rows, cols, true);
+      if (backend.clusterLaunch && cols > 32768) {
+        softmax(backend, x, guarded([rows, cols], dtype), rows, cols, false, false);
+        launches++;
+      }
       backend.layerNorm(x, input([cols], dtype), input([cols], dtype), guarded([rows, cols], dtype), rows, cols, 1e-5);
       backend.layerNorm(x, undefined, undefined, guarded([rows, cols], dtype), rows, cols, 1e-5);
       launches += 4;

@@ -100,7 +100,7 @@ describe.skipIf(!gpuAvailable)('CUDA reductions', () => {
     });
   }
 
-  it('argmax returns the first maximum on ties and the first NaN', () => {
+  it('argmax returns the first maximum on ties and the first NaN; max and min propagate NaN', () => {
     const values = [1, 5, 3, 5, 5, 2, NaN, 9, NaN];
     const [x, xc] = twin(pair, values.slice(0, 6), [6], 'f32');
     using a = pair.cuda.argmax(x);
@@ -112,6 +112,8 @@ describe.skipIf(!gpuAvailable)('CUDA reductions', () => {
     expect(valuesOf(b)).toEqual([6]);
     using m = pair.cuda.max(w);
     expect(Number.isNaN(valuesOf(m)[0])).toBe(true);
+    using mn = pair.cuda.min(w);
+    expect(Number.isNaN(valuesOf(mn)[0])).toBe(true);
     for (const t of [x, xc, w]) t.dispose();
   });
 

@@ -1,7 +1,11 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
+import { clusterSoftmaxLaunch, planClusterSoftmax } from '../../../src/compute/cuda/launch-plans.js';
+import { clusterSoftmax, softmax } from '../../../src/compute/cuda/row-ops.js';
+import type { Tensor } from '../../../src/compute/tensor.js';
 import { rowsRef } from '../../unit/compute/reference.js';
 import { gpuAvailable } from '../gpu-available.js';
-import { closePair, expectMatches, FLOAT_DTYPES, freshSeed, openPair, randomValues, twin, valuesOf, type Pair } from './setup.js';
+import { closePair, expectMatches, FLOAT_DTYPES, freshSeed, openPair, randomValues, relError, twin, valuesOf, type Pair } from './setup.js';
 
 let pair: Pair;
 beforeAll(async () => {
@@ -62,18 +66,87 @@ describe.skipIf(!gpuAvailable)('CUDA softmax and logSoftmax', () => {
   }
 });
 
+type FloatDType = (typeof FLOAT_DTYPES)[number];
+const backend = (): CudaBackend => pair.cuda.backend as unknown as CudaBackend;
+const clusters = (): boolean => backend().clusterLaunch;
+
+/** `run(x, y)` writes (log)softmax of fresh random [rows, cols] into y (poisoned first); checked against float64. */
+function checkLaunch(rows: number, cols: number, dtype: FloatDType, log: boolean, label: string, run: (x: Tensor, y: Tensor) => void): void {
+  const [x, xc] = twin(pair, randomValues(rows * cols, freshSeed(), 4), [rows, cols], dtype);
+  using y = pair.cuda.full([rows, cols], Number.NaN, dtype);
+  run(x, y);
+  using yc = log ? pair.cpu.logSoftmax(xc) : pair.cpu.softmax(xc);
+  const ref = rowsRef(valuesOf(x), cols, (row) => softmaxRow(row, log));
+  expectMatches(`${label} ${log ? 'logSoftmax' : 'softmax'} ${dtype} [${rows}, ${cols}]`, valuesOf(y), ref, valuesOf(yc), dtype);
+  x.dispose();
+  xc.dispose();
+}
+
 /**
- * Rows of 64 KB and more take the staged kernel, whose resident blocks each walk many rows
- * while staging the next one: more rows than an H200 holds blocks, so every block loops.
+ * Rows of 64 KB and more without clusters take the staged kernel, whose resident blocks each walk
+ * many rows while staging the next one: more rows than an H200 holds blocks, so every block loops.
  */
-describe.skipIf(!gpuAvailable)('CUDA softmax over long rows, staged', () => {
-  const STAGED: [number, number, (typeof FLOAT_DTYPES)[number]][] = [
+describe.skipIf(!gpuAvailable)('CUDA softmax over long rows, a block per row (staged)', () => {
+  const STAGED: [number, number, FloatDType][] = [
     [700, 16_384, 'f32'],
     [300, 32_768, 'f32'],
     [300, 32_768, 'bf16'],
   ];
   it.each([false, true])('log=%s', (log) => {
-    for (const [rows, cols, dtype] of STAGED) checkSoftmax(rows, cols, dtype, log, 4);
+    for (const [rows, cols, dtype] of STAGED) {
+      checkLaunch(rows, cols, dtype, log, 'staged', (x, y) => softmax(backend(), x.view, y.view, rows, cols, log, false));
+    }
+  });
+});
+
+/**
+ * Rows past 32K columns split over the CTAs of a thread-block cluster (sm_90+), the row's max
+ * and sum combined through distributed shared memory.
+ */
+describe.skipIf(!gpuAvailable)('CUDA softmax over long rows, thread-block clusters', () => {
+  it.for([false, true])('the planned split, log=%s', (log, ctx) => {
+    if (!clusters()) ctx.skip(); // a device without clusters (before sm_90)
+    // 40_000 and 32_776 columns leave a short last slice.
+    const SPLIT: [number, number, FloatDType][] = [
+      [2, 40_000, 'f32'],
+      [300, 65_536, 'f32'],
+      [3, 32_776, 'f16'],
+      [300, 65_536, 'bf16'],
+      [2, 40_000, 'bf16'],
+    ];
+    for (const [rows, cols, dtype] of SPLIT) {
+      expect(planClusterSoftmax(cols, dtype, true), `${dtype} ${cols} is split`).toBeDefined();
+      checkLaunch(rows, cols, dtype, log, 'planned', (x, y) => softmax(backend(), x.view, y.view, rows, cols, log));
+    }
+  });
+
+  it('every CTA size the benchmark tries, on rows a block would also hold', (ctx) => {
+    if (!clusters()) ctx.skip();
+    for (const dtype of ['f32', 'bf16'] as const) {
+      for (const cols of [12_296, 32_768]) {
+        for (const block of [128, 256, 512]) {
+          const launch = clusterSoftmaxLaunch(cols, dtype, block);
+          if (!launch) continue;
+          const label = `b${block}c${launch.cluster}`;
+          checkLaunch(3, cols, dtype, true, label, (x, y) => clusterSoftmax(backend(), x.view, y.view, 3, cols, true, launch));
+        }
+      }
+    }
+  });
+
+  it('a NaN in one slice poisons the whole row; -inf entries get 0; other rows are untouched', (ctx) => {
+    if (!clusters()) ctx.skip();
+    const cols = 65_536;
+    const values = randomValues(2 * cols, freshSeed(), 3);
+    values[cols - 5] = Number.NaN; // the last CTA of row 0
+    for (let j = 0; j < cols; j += 3) values[cols + j] = -Infinity; // row 1: a third masked
+    using x = pair.cuda.tensor(Float32Array.from(values), [2, cols]);
+    using y = pair.cuda.softmax(x);
+    const got = valuesOf(y);
+    expect(got.slice(0, cols).every(Number.isNaN)).toBe(true);
+    const ref = softmaxRow(values.slice(cols), false);
+    for (let j = 0; j < cols; j += 3) expect(got[cols + j]).toBe(0);
+    expect(relError(got.slice(cols), ref, 'f32')).toBeLessThanOrEqual(1e-5);
   });
 });
 

@@ -3,7 +3,7 @@
  * each edge, with the full epilogue (alpha, beta·C, bias, GELU): the cases the GPU tests
  * check against float64 and the compute-sanitizer script runs. Transposes and unaligned
  * (odd) extents are swept on one configuration per family, the other configurations run the
- * common layouts; every result is compared with a float64 reference.
+ * common layouts, short and long in k; every result is compared with a float64 reference.
  */
 import type { MatmulParams } from '../../../src/compute/backend.js';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
@@ -60,6 +60,11 @@ export function sweepCases(families: readonly MatmulFamily[]): SweepCase[] {
     for (const config of names) cases.push({ family, kind, config, m: 300, n: 264, k: 72, transA: false, transB: true });
     for (const config of family === 'simt' ? [smallest] : [first, smallest]) {
       for (const [transA, transB] of TRANSPOSES) cases.push({ family, kind, config, m: 200, n: 136, k: 96, transA, transB });
+    }
+    // Many k-slices with a partial last one, so every stage of each ring (mma.sync: up to four
+    // stages of up to 64) is refilled several times while the others are read.
+    if (family !== 'wgmma') {
+      for (const config of names) cases.push({ family, kind, config, m: 200, n: 136, k: 520, transA: false, transB: false });
     }
     // Ping-pong Hopper tiles: enough tiles (70 entries × 6) that every persistent block takes
     // three or more, so both consumers hand the ring over to each other several times.

@@ -31,30 +31,48 @@ describe('attention kernel configurations', () => {
     expect(attentionSharedBytes({ family: 'simt', br: 16, bc: 16 }, 32)).toBe(4 * (32 * 20 + 32 * 20 + 16 * 32));
   });
 
-  it('offers a first candidate that fits an sm_80 block (163 KiB) at every head dim, and a last one that fits 64 KiB', () => {
+  it('offers tiles for an sm_90 block (227 KiB), an sm_80 one (163 KiB) with two m-tiles, and a last one that fits 99 KiB', () => {
+    const firstFitting = (dp: number, kib: number) => mmaCandidates(dp).find((c) => attentionSharedBytes(c, dp) <= kib * 1024);
     for (const dp of ATTENTION_HEAD_DIMS) {
-      expect(attentionSharedBytes(mmaCandidates(dp)[0]!, dp)).toBeLessThanOrEqual(163 * 1024);
+      expect(attentionSharedBytes(mmaCandidates(dp)[0]!, dp)).toBeLessThanOrEqual(227 * 1024);
+      expect(firstFitting(dp, 163)?.mTiles).toBe(dp <= 128 ? 2 : 1);
       expect(attentionSharedBytes(simtCandidates(dp).at(-1)!, dp)).toBeLessThanOrEqual(64 * 1024);
       expect(attentionSharedBytes(mmaCandidates(dp).at(-1)!, dp)).toBeLessThanOrEqual(99 * 1024);
     }
+    // The measured order: the ping-pong kernel with 4 stages first at head dims 64 and 128; on an
+    // sm_80 block the 3-stage one at 64 and the block-synchronous two-m-tile one at 128.
+    expect(attentionConfigName(mmaCandidates(128)[0]!)).toBe('mma w8 m2 bc64 s4 qsmem pingpong');
+    expect(attentionConfigName(mmaCandidates(64)[0]!)).toBe('mma w8 m2 bc64 s4 qreg pingpong');
+    expect(attentionConfigName(firstFitting(64, 99)!)).toBe('mma w8 m2 bc64 s3 qreg pingpong');
+    expect(attentionConfigName(firstFitting(128, 163)!)).toBe('mma w4 m2 bc64 s2 qsmem');
+    for (const dp of [32, 80, 96, 256]) expect(mmaCandidates(dp).some((c) => c.pingPong)).toBe(false);
   });
 
   it('offers the Hopper kernel for 16-bit types at head dims 64 and 128 only', () => {
-    expect(wgmmaConfig(128, 'bf16')).toEqual({ family: 'wgmma', warpgroups: 2, bc: 128, stages: 2 });
-    expect(wgmmaConfig(64, 'f16')).toBeDefined();
+    expect(wgmmaConfig(128, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2 });
+    expect(wgmmaConfig(64, 'f16')).toEqual({ family: 'wgmma', consumers: 3, stages: 2 });
     expect(wgmmaConfig(64, 'f32')).toBeUndefined();
     expect(wgmmaConfig(80, 'bf16')).toBeUndefined();
     expect(wgmmaCandidates(96, 'f16')).toEqual([]);
-    const two = { family: 'wgmma', warpgroups: 2, bc: 128, stages: 2 } as const;
-    // 1024 alignment + q (64 rows per warpgroup) + 2 stages of k and v tiles, 16-bit.
-    expect(attentionSharedBytes(two, 128)).toBe(1024 + 2 * 128 * (128 + 4 * 128));
-    expect(threadsPerBlock(two)).toBe(256);
-    for (const dp of [64, 128]) for (const c of wgmmaCandidates(dp, 'bf16')) expect(attentionSharedBytes(c, dp)).toBeLessThanOrEqual(227 * 1024);
-    expect(moduleKey(attentionSpec(two, 'f16', 64, true))).toBe('attention_wgmma.cu?GC_BC=128&GC_DTYPE=GC_F16&GC_HEAD_DIM=64&GC_STAGES=2&GC_WARPGROUPS=2');
+    const two = { family: 'wgmma', consumers: 2, stages: 2 } as const;
+    // 1024 alignment + q (64 rows per consumer) + 2 stages of 128-key k and v tiles, 16-bit, + 9 mbarriers.
+    expect(attentionSharedBytes(two, 128)).toBe(1024 + 2 * 128 * (128 + 4 * 128) + 8 * 9);
+    // A producer warpgroup besides the consumers.
+    expect(threadsPerBlock(two)).toBe(384);
+    expect(blockRows(two)).toBe(128);
+    expect(blockRows(wgmmaConfig(64, 'f16')!)).toBe(192);
+    expect(threadsPerBlock(wgmmaConfig(64, 'f16')!)).toBe(512);
+    for (const dp of [64, 128]) {
+      for (const c of wgmmaCandidates(dp, 'bf16')) {
+        expect(attentionSharedBytes(c, dp)).toBeLessThanOrEqual(227 * 1024);
+        // The kernel's register split: 240 registers for each of two consumers, 160 for three (head dim 64 only).
+        expect(c.consumers === 2 || dp === 64).toBe(true);
+      }
+    }
+    expect(moduleKey(attentionSpec(two, 'bf16', 128, true))).toBe('attention_wgmma.cu?GC_CONSUMERS=2&GC_DTYPE=GC_BF16&GC_HEAD_DIM=128&GC_STAGES=2');
+    expect(attentionConfigName(two)).toBe('wgmma c2 s2');
     // sm_90a only: not in the NVRTC 11.8 compile list.
     expect(attentionModuleSpecs().some((s) => s.file === 'attention_wgmma.cu')).toBe(false);
-    expect(blockRows(two)).toBe(128);
-    expect(blockRows(wgmmaConfig(64, 'f16')!)).toBe(64);
   });
 
   it('names configurations uniquely and counts block rows', () => {
@@ -65,7 +83,7 @@ describe('attention kernel configurations', () => {
   });
 
   it('specialises the sources by defines and lists every head dim for the CI compile', () => {
-    const spec = attentionSpec(mmaCandidates(128)[0]!, 'bf16', 128, true);
+    const spec = attentionSpec(mmaCandidates(128).find((c) => !c.pingPong)!, 'bf16', 128, true);
     expect(moduleKey(spec)).toBe(
       'attention_mma.cu?GC_ALIGNED=1&GC_BC=64&GC_DTYPE=GC_BF16&GC_HEAD_DIM=128&GC_M_TILES=2&GC_Q_REGS=0&GC_STAGES=2&GC_WARPS=4',
     );
@@ -75,8 +93,34 @@ describe('attention kernel configurations', () => {
     for (const dp of ATTENTION_HEAD_DIMS) {
       expect(listed.some((k) => k.startsWith('attention_simt.cu') && new RegExp(`GC_HEAD_DIM=${dp}(&|$)`).test(k))).toBe(true);
       expect(listed.some((k) => k.startsWith('attention_mma.cu') && new RegExp(`GC_HEAD_DIM=${dp}(&|$)`).test(k))).toBe(true);
+      const pingPong = listed.some((k) => k.startsWith('attention_mma_pingpong.cu') && new RegExp(`GC_HEAD_DIM=${dp}(&|$)`).test(k));
+      expect(pingPong).toBe(dp === 64 || dp === 128);
     }
     expect(kernelNames(spec)).toEqual(['attention_mma']);
     expect(kernelNames(attentionSpec(simtCandidates(64)[0]!, 'f32', 64, false))).toEqual(['attention_simt']);
+  });
+
+  it('builds the ping-pong mma.sync kernel from its own source under the family entry', () => {
+    for (const dp of [64, 128]) {
+      const pingPong = mmaTuningConfigs(dp).filter((c) => c.pingPong);
+      expect(pingPong.length).toBeGreaterThan(0);
+      for (const c of pingPong) {
+        expect([c.warps, blockRows(c), threadsPerBlock(c)]).toEqual([8, 256, 256]);
+        expect(c.stages).toBeGreaterThanOrEqual(3);
+        expect(attentionConfigName(c)).toMatch(/ pingpong$/);
+        // Q, then the stages of K and V tiles: what the kernel lays out, within an sm_90 block.
+        expect(attentionSharedBytes(c, dp)).toBe(2 * (256 + c.stages * 2 * c.bc) * (dp + 8));
+        expect(attentionSharedBytes(c, dp)).toBeLessThanOrEqual(227 * 1024);
+        const spec = attentionSpec(c, 'f16', dp, true);
+        expect(spec.file).toBe('attention_mma_pingpong.cu');
+        expect(kernelNames(spec)).toEqual(['attention_mma']);
+      }
+    }
+    // One of them fits an sm_80 block at head dim 128.
+    expect(mmaTuningConfigs(128).some((c) => c.pingPong && attentionSharedBytes(c, 128) <= 163 * 1024)).toBe(true);
+    const base = { family: 'mma', mTiles: 2, bc: 64, qInRegisters: false, pingPong: true } as const;
+    expect(() => attentionSpec({ ...base, warps: 4, stages: 3 }, 'bf16', 128, true)).toThrow(RangeError);
+    expect(() => attentionSpec({ ...base, warps: 8, stages: 2 }, 'bf16', 128, true)).toThrow(RangeError);
+    expect(attentionModuleSpecs().filter((s) => s.file === 'attention_mma_pingpong.cu').length).toBeGreaterThan(0);
   });
 });

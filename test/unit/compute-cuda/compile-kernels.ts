@@ -3,24 +3,25 @@
  * present (CI installs Debian's NVRTC 11.8, which has no cuda_fp16.h: the
  * kernels are header-free on purpose), for sm_80, and checks each CUBIN
  * defines the kernels the backend launches. Split over several test files so
- * vitest compiles them in parallel. Skips when no NVRTC loads.
+ * vitest compiles them in parallel. Skips when no NVRTC loads. The sm_90-only
+ * modules (clusters) are compiled for sm_90, which NVRTC 11.8 knows.
  */
 import { describe, expect, it } from 'vitest';
 import { compileKernelModule, KernelSources, moduleKey } from '../../../src/compute/cuda/kernel-sources.js';
-import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import { allModuleSpecs, clusterModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
 import { nvrtcAvailable } from '../nvrtc/nvrtc-available.js';
 
 const sources = new KernelSources();
 const latin1 = new TextDecoder('latin1');
 
-export function describeKernelCompiles(files: readonly string[]): void {
-  const specs = allModuleSpecs().filter((spec) => files.includes(spec.file));
-  describe.skipIf(!nvrtcAvailable)(`${files.join(', ')} compile under NVRTC (sm_80)`, () => {
+export function describeKernelCompiles(files: readonly string[], arch: 'sm_80' | 'sm_90' = 'sm_80'): void {
+  const specs = (arch === 'sm_80' ? allModuleSpecs() : clusterModuleSpecs()).filter((spec) => files.includes(spec.file));
+  describe.skipIf(!nvrtcAvailable)(`${files.join(', ')} compile under NVRTC (${arch})`, () => {
     it('covers at least one specialisation per file', () => {
       expect(new Set(specs.map((s) => s.file))).toEqual(new Set(files));
     });
     it.each(specs.map((spec) => [moduleKey(spec), spec] as const))('%s', (_key, spec) => {
-      const compiled = compileKernelModule(spec, sources, { arch: 'sm_80', cache: false });
+      const compiled = compileKernelModule(spec, sources, { arch, cache: false });
       expect(compiled.output).toBe('cubin');
       expect(compiled.log.trim()).toBe(''); // no warnings either
       const image = latin1.decode(compiled.image);

@@ -6,7 +6,11 @@ import { kernelNames, rowKernelNames, softmaxSpec } from '../../../src/compute/c
 import {
   accessKind,
   aligned16,
+  CLUSTER_ELEMENTS_PER_THREAD,
+  clusterSoftmaxLaunch,
   MAX_CACHED_COLS,
+  MAX_CLUSTER,
+  planClusterSoftmax,
   planBinary,
   planReduce,
   planRowKernel,
@@ -25,6 +29,45 @@ describe('alignment', () => {
     expect(aligned16(view('bf16', [8], 4))).toBe(false);
     expect(accessKind(view('f32', [4]), view('f32', [4], 4))).toBe('vec');
     expect(accessKind(view('f32', [4]), view('f32', [4], 1))).toBe('scalar');
+  });
+});
+
+describe('planClusterSoftmax', () => {
+  it('splits rows past 32K columns over CTAs of 256 threads holding 32 elements each', () => {
+    expect(planClusterSoftmax(65_536, 'f32', true)).toEqual({ block: 256, cluster: 8, slice: 8192 });
+    expect(planClusterSoftmax(65_536, 'bf16', true)).toEqual({ block: 256, cluster: 8, slice: 8192 });
+    // A short last slice: 40 000 columns over 5 CTAs of at most 8192.
+    expect(planClusterSoftmax(40_000, 'f32', true)).toEqual({ block: 256, cluster: 5, slice: 8000 });
+    expect(planClusterSoftmax(32_776, 'f16', true)).toEqual({ block: 256, cluster: 5, slice: 6560 });
+  });
+
+  it('keeps rows a block holds, unaligned, odd and over-long rows off clusters', () => {
+    expect(planClusterSoftmax(32_768, 'f32', true)).toBeUndefined();
+    expect(planClusterSoftmax(32_768, 'bf16', true)).toBeUndefined();
+    expect(planClusterSoftmax(65_536, 'f32', false)).toBeUndefined();
+    expect(planClusterSoftmax(40_002, 'f32', true)).toBeUndefined();
+    expect(planClusterSoftmax(65_540, 'f32', true)).toBeUndefined();
+  });
+
+  it('every launch covers the row with whole vectors and fits a cluster', () => {
+    for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+      const width = dtype === 'f32' ? 4 : 8;
+      for (let cols = 30_000; cols <= 70_000; cols += width) {
+        const launch = planClusterSoftmax(cols, dtype, true);
+        if (cols <= MAX_CACHED_COLS || cols > 65_536) {
+          expect(launch).toBeUndefined();
+          continue;
+        }
+        if (!launch) throw new Error(`${dtype} ${cols}: no cluster launch`);
+        expect(launch.cluster).toBeGreaterThanOrEqual(2);
+        expect(launch.cluster).toBeLessThanOrEqual(MAX_CLUSTER);
+        expect(launch.slice % width).toBe(0);
+        expect(launch.slice).toBeLessThanOrEqual(launch.block * CLUSTER_ELEMENTS_PER_THREAD);
+        expect(launch.slice * launch.cluster).toBeGreaterThanOrEqual(cols);
+        expect(launch.slice * (launch.cluster - 1)).toBeLessThan(cols); // no CTA left without columns
+      }
+    }
+    expect(clusterSoftmaxLaunch(16_384, 'f32', 512)).toBeUndefined(); // one CTA holds it all
   });
 });
 

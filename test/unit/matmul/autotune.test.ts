@@ -37,6 +37,14 @@ describe('AutotuneStore', () => {
     expect(second.get('a')?.choice).toBe('cublas');
   });
 
+  it('drops records of an older file version (measured on older kernels)', () => {
+    const path = join(dir, 'autotune.json');
+    writeFileSync(path, JSON.stringify({ version: 1, records: { k: record('simt128x128x16w32x64t8x8m1') } }));
+    expect(new AutotuneStore(path).entries()).toEqual([]);
+    new AutotuneStore(path).set('k', record('simt128x128x8w32x64t8x8m2'));
+    expect(new AutotuneStore(path).get('k')?.choice).toBe('simt128x128x8w32x64t8x8m2');
+  });
+
   it('reads a corrupted or foreign file as empty and rewrites it', () => {
     const path = join(dir, 'autotune.json');
     writeFileSync(path, '{"version": 1, "records": {"x": {"choice": 3}}}');

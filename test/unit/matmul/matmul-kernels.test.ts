@@ -28,7 +28,7 @@ describe('matmul kernel variants', () => {
     for (const list of [SIMT_CONFIGS, MMA16_CONFIGS, MMA_TF32_CONFIGS, WGMMA_CONFIGS]) {
       expect(new Set(list.map(configName)).size).toBe(list.length);
     }
-    expect(configName(SIMT_CONFIGS[0]!)).toBe('simt128x128x16w32x64t8x8m1');
+    expect(configName(SIMT_CONFIGS[0]!)).toBe('simt128x128x8w32x64t8x8m2');
     expect(configName(MMA16_CONFIGS[0]!)).toBe('mma128x256x32w2x4s4');
     expect(configName(WGMMA_CONFIGS[0]!)).toBe('wgmma128x256s4c2');
     expect(configName(WGMMA_CONFIGS[1]!)).toBe('wgmma128x256s4');

@@ -1,0 +1,75 @@
+/**
+ * The backend methods whose launchers are written once against {@link OpContext} (fill, random,
+ * cast, elementwise, reductions, row ops, transpose, dropout): the CUDA and HIP backends extend
+ * this class and supply the context (kernels, addresses, stream ordering, scratch) and `copy`.
+ */
+import type { ActivationGradOp, BinaryOp, BroadcastPlan, ReduceOp, ReducePlan, UnaryOp } from '../backend.js';
+import type { ArgType } from '../../ffi/kernel-args.js';
+import type { TensorView } from '../tensor-view.js';
+import * as elementwise from './elementwise.js';
+import type { ModuleSpec } from './kernel-sources.js';
+import type { OpContext, OpKernel, Scratch } from './op-context.js';
+import { dropout, random } from './random.js';
+import { reduce } from './reduce.js';
+import { layerNorm, softmax } from './row-ops.js';
+import { transpose } from './transpose.js';
+
+/** leakyRelu's slope when the caller gives none (as the CPU backend). */
+const DEFAULT_ALPHA = 0.01;
+
+export abstract class PortableOpsBackend<S> implements OpContext<S> {
+  abstract readonly multiprocessorCount: number;
+  abstract readonly warpSize: number;
+  abstract readonly clusterLaunch: boolean;
+  abstract enqueue(...views: (TensorView | undefined)[]): S;
+  abstract address(view: TensorView): bigint;
+  abstract scratch(bytes: number): Scratch;
+  abstract blockCounter(): bigint;
+  abstract kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): OpKernel<S>;
+  abstract copy(dst: TensorView, src: TensorView): void;
+
+  fill(out: TensorView, value: number): void {
+    elementwise.fill(this, out, value);
+  }
+
+  random(out: TensorView, kind: 'uniform' | 'normal', seed: number, a: number, b: number): void {
+    random(this, out, kind, seed, a, b);
+  }
+
+  cast(x: TensorView, out: TensorView): void {
+    if (x.dtype === out.dtype) this.copy(out, x);
+    else elementwise.cast(this, x, out);
+  }
+
+  unary(op: UnaryOp, x: TensorView, out: TensorView, alpha = DEFAULT_ALPHA): void {
+    elementwise.unary(this, op, x, out, alpha);
+  }
+
+  activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha = DEFAULT_ALPHA): void {
+    elementwise.activationGrad(this, op, x, dy, out, alpha);
+  }
+
+  binary(op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
+    elementwise.binary(this, op, a, b, out, plan);
+  }
+
+  reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
+    reduce(this, op, x, out, plan);
+  }
+
+  softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
+    softmax(this, x, out, rows, cols, log);
+  }
+
+  layerNorm(x: TensorView, gamma: TensorView | undefined, beta: TensorView | undefined, out: TensorView, rows: number, cols: number, eps: number): void {
+    layerNorm(this, x, gamma, beta, out, rows, cols, eps);
+  }
+
+  transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
+    transpose(this, x, out, batch, rows, cols);
+  }
+
+  dropout(x: TensorView, out: TensorView, p: number, seed: number): void {
+    dropout(this, x, out, p, seed);
+  }
+}

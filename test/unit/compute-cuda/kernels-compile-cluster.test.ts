@@ -1,0 +1,3 @@
+import { describeKernelCompiles } from './compile-kernels.js';
+
+describeKernelCompiles(['softmax_cluster.cu'], 'sm_90');

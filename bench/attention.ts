@@ -8,8 +8,8 @@
  *
  * Run: `tsx bench/attention.ts [--quick | --hopper | --mma]` on a machine with a CUDA GPU (python3
  * with torch for the anchor). Writes bench/results/attention.{json,svg}. `--hopper` / `--mma` time
- * only the four 16-bit main cases, every Hopper / mma.sync (the sm_80–sm_89 path, forced) tile on
- * them and SDPA, and write no report.
+ * only the four 16-bit main cases (`--hopper`: and the sweep up to S 4096), every Hopper / mma.sync
+ * (the sm_80–sm_89 path, forced) tile on them and SDPA, and write no report.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,7 +61,8 @@ const cases: Case[] = [
   { key: 'f32-d64', dtype: 'f32', batch: 4, heads: 16, seq: 2048, dim: 64, causal: false, check: true },
 ];
 if (focused) cases.splice(cases.findIndex((c) => c.dtype === 'f32'), 1);
-for (const seq of focused ? [] : quick ? [1024, 4096, 16384] : [512, 1024, 2048, 4096, 8192, 16384]) {
+// `--hopper` keeps the short end of the sweep, where the persistent launch matters.
+for (const seq of mmaOnly ? [] : hopperOnly ? [512, 1024, 2048, 4096] : quick ? [1024, 4096, 16384] : [512, 1024, 2048, 4096, 8192, 16384]) {
   for (const causal of [false, true]) {
     cases.push({ key: `sweep-${seq}${causal ? '-causal' : ''}`, dtype: 'bf16', batch: Math.max(1, 16384 / seq), heads: 16, seq, dim: 128, causal, check: false, sweep: true });
   }
@@ -175,7 +176,7 @@ if (!focused) writeReport('attention', rows, { meta: { device: info.deviceName, 
 // Every tensor-core kernel and tile on the main 16-bit shapes, for choosing the defaults; after the
 // report, so a slow or failing candidate cannot cost the main figures.
 console.log('\ntensor-core kernel configurations:');
-for (const c of cases.filter((x) => x.check && x.dtype !== 'f32')) {
+for (const c of cases.filter((x) => (x.check || (hopperOnly && x.sweep)) && x.dtype !== 'f32')) {
   const shape = [c.batch, c.heads, c.seq, c.dim];
   const [q, k, v, out] = [0, 1, 2, 3].map(() => gpu.randn(shape, { dtype: c.dtype })) as [Tensor, Tensor, Tensor, Tensor];
   const params = paramsOf(c, q, k, v, out);

@@ -52,25 +52,6 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsig
 #endif
 }
 
-// 16 bytes global → shared (32-bit shared-window address), zero-filled and src unread when !valid.
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-
-// ldmatrix from 32-bit shared-window addresses: a warp's fragment addresses are then one base
-// register plus immediates, not a 64-bit generic pointer converted per load.
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
 // Byte offsets, within a tile of stride LD, of the row this lane addresses for ldmatrix: of a
 // 16x16 A fragment (Q), of two 8-key B fragments (K, keys as rows), and of two 8-column B
 // fragments of a transposed load (V, keys as rows).
@@ -102,7 +83,7 @@ __device__ __forceinline__ void load_tile(T* dst, const T* __restrict__ src, int
     const T* from = src + (idx_t)row * d + c;
     if (ALIGNED) {
       const bool ok = row < limit && c < d;
-      cp_async16(dst_addr + (r * LD + c) * 2, ok ? from : src, ok);
+      gc_cp_async16_at(dst_addr + (r * LD + c) * 2, ok ? from : src, ok);
     } else {
       T e[CHUNK];
 #pragma unroll
@@ -137,7 +118,7 @@ __device__ __forceinline__ void negate_q_rows(T* sq, int row0) {
 // A fragments of m-tile mi, head-dim columns [16·kk, 16·kk + 16), of the warp's Q rows whose
 // lane address (with a_lane_offset) is q_addr.
 __device__ __forceinline__ void q_fragment(unsigned (&f)[4], unsigned q_addr, int mi, int kk) {
-  ldsm_x4(f, q_addr + (mi * 16 * LD + kk * 16) * 2);
+  gc_ldmatrix_x4(f, q_addr + (mi * 16 * LD + kk * 16) * 2);
 }
 
 __device__ __forceinline__ void load_q_fragments(unsigned (&qf)[MI][KD][4], unsigned q_addr) {
@@ -188,7 +169,7 @@ __device__ __forceinline__ void tile_scores(float (&s)[MI][NS][4], unsigned (&qf
 #pragma unroll
     for (int nj = 0; nj < NS / 2; nj++) {
       unsigned b[4];
-      ldsm_x4(b, k_addr + (nj * 16 * LD + kk * 16) * 2);
+      gc_ldmatrix_x4(b, k_addr + (nj * 16 * LD + kk * 16) * 2);
 #pragma unroll
       for (int mi = 0; mi < MI; mi++) {
         mma(s[mi][2 * nj], qf[mi][kk], b[0], b[1]);
@@ -260,7 +241,7 @@ __device__ __forceinline__ void accumulate_values(RowState& st, const unsigned (
 #pragma unroll
     for (int nd = 0; nd < KD; nd++) {
       unsigned b[4];
-      ldsm_x4_trans(b, v_addr + (kk * 16 * LD + nd * 16) * 2);
+      gc_ldmatrix_x4_trans(b, v_addr + (kk * 16 * LD + nd * 16) * 2);
 #pragma unroll
       for (int mi = 0; mi < MI; mi++) {
         mma(st.o[mi][2 * nd], pf[mi][kk], b[0], b[1]);

@@ -39,12 +39,15 @@ export interface MmaAttentionConfig {
  * Hopper kernel (`attention_wgmma.cu`, sm_90a), warp-specialised: a producer warpgroup loads Q,
  * K and V with TMA into a `stages`-deep ring of 128-key tiles, and `consumers` warpgroups of 64
  * query rows each run both products with wgmma, overlapping their softmax with tensor-core work.
- * Head dims 64 and 128 exactly, 16-byte-aligned rows.
+ * Head dims 64 and 128 exactly, 16-byte-aligned rows. `persistent`: one block per SM walks
+ * the query blocks (its producer loads the next one's tiles during the current one's store);
+ * otherwise one block per query block.
  */
 export interface WgmmaAttentionConfig {
   readonly family: 'wgmma';
   readonly consumers: 2 | 3;
   readonly stages: number;
+  readonly persistent: boolean;
 }
 
 export type AttentionKernelConfig = SimtAttentionConfig | MmaAttentionConfig | WgmmaAttentionConfig;
@@ -68,12 +71,26 @@ export const WGMMA_KEY_TILE = 128;
  */
 export function wgmmaCandidates(headDim: number, dtype: DType): WgmmaAttentionConfig[] {
   if ((dtype !== 'f16' && dtype !== 'bf16') || !WGMMA_HEAD_DIMS.includes(headDim)) return [];
-  return [{ family: 'wgmma', consumers: headDim === 128 ? 2 : 3, stages: 2 }];
+  const consumers = headDim === 128 ? 2 : 3;
+  return [true, false].map((persistent) => ({ family: 'wgmma', consumers, stages: 2, persistent }));
 }
 
 /** The preferred Hopper tile, or undefined where the kernel does not apply. */
 export function wgmmaConfig(headDim: number, dtype: DType): WgmmaAttentionConfig | undefined {
   return wgmmaCandidates(headDim, dtype)[0];
+}
+
+/**
+ * Whether the Hopper kernel should run persistent on a problem: its blocks take the query blocks
+ * in a fixed (snake) order, which balances uniform items and short causal ones, but not long
+ * causal ones once a head has more query blocks than half the grid (rounds of the deal then
+ * straddle heads, and some blocks draw long items round after round). There one block per query
+ * block, handed out by the hardware as SMs free up, wins: H200, B1 H16 S16384 D128 causal, 437
+ * TFLOP/s persistent against 558; B2 H16 S8192 causal (64 query blocks per head): 1.05x SDPA
+ * persistent (bench/notes/attention.md).
+ */
+export function wgmmaPersistent(config: WgmmaAttentionConfig, seqQ: number, causal: boolean, multiprocessors: number): boolean {
+  return !causal || 2 * Math.ceil(seqQ / blockRows(config)) <= multiprocessors;
 }
 
 /** The compiled head dim serving `headDim` (the smallest listed one that holds it). */
@@ -113,8 +130,8 @@ export function attentionSharedBytes(config: AttentionKernelConfig, dp: number):
     const lk = config.bc + 4;
     return 4 * (dp * lq + Math.max(dp * lk, config.bc * lq) + config.bc * dp);
   }
-  // Hopper: alignment, q, the k and v rings of 128-key tiles, and the mbarriers (q's, full/empty per k and v stage).
-  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.consumers + 2 * config.stages * WGMMA_KEY_TILE) + 8 * (1 + 4 * config.stages);
+  // Hopper: alignment, q, the k and v rings of 128-key tiles, and the mbarriers (q's full/empty, full/empty per k and v stage).
+  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.consumers + 2 * config.stages * WGMMA_KEY_TILE) + 8 * (2 + 4 * config.stages);
   return 2 * (blockRows(config) + config.stages * 2 * config.bc) * (dp + 8);
 }
 
@@ -165,7 +182,7 @@ export function mmaTuningConfigs(dp: number): MmaAttentionConfig[] {
 /** A short stable name, e.g. `mma w4 m1 bc64 s2 qreg` or `simt 64x64`. */
 export function attentionConfigName(config: AttentionKernelConfig): string {
   if (config.family === 'simt') return `simt ${config.br}x${config.bc}`;
-  if (config.family === 'wgmma') return `wgmma c${config.consumers} s${config.stages}`;
+  if (config.family === 'wgmma') return `wgmma c${config.consumers} s${config.stages}${config.persistent ? ' persistent' : ''}`;
   return `mma w${config.warps} m${config.mTiles} bc${config.bc} s${config.stages} ${config.qInRegisters ? 'qreg' : 'qsmem'}${config.pingPong ? ' pingpong' : ''}`;
 }
 

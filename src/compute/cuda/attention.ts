@@ -24,6 +24,7 @@ import {
   simtCandidates,
   threadsPerBlock,
   wgmmaConfig,
+  wgmmaPersistent,
   WGMMA_KEY_TILE,
   type AttentionKernelConfig,
   type WgmmaAttentionConfig,
@@ -36,6 +37,8 @@ import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDat
 const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f32', 'i32'];
 /** gridDim.y limit: more (batch, head) pairs are launched in slices. */
 const MAX_GRID_Y = 65535;
+/** Work items the Hopper kernel numbers in 32-bit ints (its snake order reaches twice the grid past the count). */
+const MAX_WGMMA_ITEMS = 2 ** 29;
 /** Tensor maps of q, k and v, rewritten before each launch of the Hopper kernel (launches copy their arguments). */
 const maps = [0, 1, 2].map(() => new Uint8Array(TENSOR_MAP_BYTES)) as [Uint8Array, Uint8Array, Uint8Array];
 
@@ -69,7 +72,8 @@ export function defaultAttentionConfig(backend: CudaBackend, params: AttentionPa
   const dtype = params.q.dtype;
   const dp = paddedHeadDim(params.headDim);
   const { major, minor } = backend.device.computeCapability;
-  const hopper = major === 9 && minor === 0 && attentionWgmmaEnabled() && rowsAligned(backend, params) ? wgmmaConfig(params.headDim, dtype) : undefined;
+  const preferred = major === 9 && minor === 0 && attentionWgmmaEnabled() && rowsAligned(backend, params) ? wgmmaConfig(params.headDim, dtype) : undefined;
+  const hopper = preferred && { ...preferred, persistent: wgmmaPersistent(preferred, params.seqQ, params.causal, backend.device.multiprocessorCount) };
   const optin = backend.device.sharedMemoryPerBlockOptin;
   const tensorCores = dtype !== 'f32' && major >= 8;
   const candidates: AttentionKernelConfig[] = [...(hopper ? [hopper] : []), ...(tensorCores ? mmaCandidates(dp) : []), ...simtCandidates(dp)];
@@ -135,7 +139,10 @@ export function cudaAttention(backend: CudaBackend, params: AttentionParams, con
 /**
  * The Hopper kernel: q, k and v as TMA tensor maps [pairs][seq][head dim] (k and v by kv head),
  * so rows past a head's sequence read as zeros; boxes of 64 columns (one 128-byte swizzle row) ×
- * the block's query rows or the 128-key tile.
+ * the block's query rows or the 128-key tile. Its blocks walk the work items (query blocks of each
+ * (batch, head)): a persistent configuration launches one block per SM (the block takes the whole
+ * SM), so each block's loads for its next item overlap the store of the current one; otherwise one
+ * block per item.
  */
 function launchHopper(backend: CudaBackend, p: AttentionParams, config: WgmmaAttentionConfig, kernel: Kernel, shared: number): void {
   if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
@@ -150,22 +157,22 @@ function launchHopper(backend: CudaBackend, p: AttentionParams, config: WgmmaAtt
   encode(p.q, p.seqQ, pairs, blockRows(config), maps[0]);
   encode(p.k, p.seqK, p.batch * p.kvHeads, WGMMA_KEY_TILE, maps[1]);
   encode(p.v, p.seqK, p.batch * p.kvHeads, WGMMA_KEY_TILE, maps[2]);
-  const tiles = Math.ceil(p.seqQ / blockRows(config));
-  for (let bh0 = 0; bh0 < pairs; bh0 += MAX_GRID_Y) {
-    kernel.launch({ grid: [tiles, Math.min(MAX_GRID_Y, pairs - bh0), 1], block: threadsPerBlock(config), sharedMemBytes: shared, stream }, [
-      ...maps.map((map) => bytes(map, TENSOR_MAP_ALIGNMENT)),
-      ptr(backend.address(p.out)),
-      ptr(p.lse ? backend.address(p.lse) : 0n),
-      ptr(p.keyLengths ? backend.address(p.keyLengths) : 0n),
-      i32(bh0),
-      i32(p.heads),
-      i32(p.heads / p.kvHeads),
-      i32(p.seqQ),
-      i32(p.seqK),
-      f32(p.scale * Math.LOG2E),
-      i32(p.causal ? 1 : 0),
-    ]);
-  }
+  const items = Math.ceil(p.seqQ / blockRows(config)) * pairs;
+  if (items > MAX_WGMMA_ITEMS) throw new GpuError('UNSUPPORTED', `attention: ${items} query blocks exceed the Hopper kernel's ${MAX_WGMMA_ITEMS}`);
+  const blocks = config.persistent ? Math.min(items, backend.device.multiprocessorCount) : items;
+  kernel.launch({ grid: [blocks, 1, 1], block: threadsPerBlock(config), sharedMemBytes: shared, stream }, [
+    ...maps.map((map) => bytes(map, TENSOR_MAP_ALIGNMENT)),
+    ptr(backend.address(p.out)),
+    ptr(p.lse ? backend.address(p.lse) : 0n),
+    ptr(p.keyLengths ? backend.address(p.keyLengths) : 0n),
+    i32(pairs),
+    i32(p.heads),
+    i32(p.heads / p.kvHeads),
+    i32(p.seqQ),
+    i32(p.seqK),
+    f32(p.scale * Math.LOG2E),
+    i32(p.causal ? 1 : 0),
+  ]);
 }
 
 function registryKernel(backend: CudaBackend, spec: ModuleSpec, entry: string): { kernel: Kernel; launch: BoundKernel } {

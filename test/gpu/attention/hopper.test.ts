@@ -2,7 +2,8 @@
  * The Hopper (sm_90a) attention kernels on shapes that stress their pipelines: key sequences many
  * tiles long (the K/V rings wrap several times), several query blocks with a ragged last one,
  * grouped- and multi-query heads, padded keys (none, some, all), causal masks with seqQ ≠ seqK
- * both ways, a negative and a zero scale. Every Hopper configuration runs on poisoned outputs and is
+ * both ways, a negative and a zero scale, and more query blocks than SMs (persistent blocks take
+ * several). Every Hopper configuration runs on poisoned outputs and is
  * checked against float64 (tolerances as in attention.test.ts). Skipped off sm_90.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -24,6 +25,10 @@ const CASES: AttentionCase[] = [
   { batch: 1, heads: 2, kvHeads: 2, seqQ: 1, seqK: 1, headDim: 64, causal: false },
   { batch: 1, heads: 2, kvHeads: 1, seqQ: 300, seqK: 260, headDim: 128, causal: true, keyLengths: [200], scale: 0 },
   { batch: 3, heads: 2, kvHeads: 1, seqQ: 64, seqK: 129, headDim: 64, causal: false, keyLengths: [129, 1, 128] },
+  // More query blocks than SMs: persistent blocks walk several items (Q buffer and rings reused
+  // across them, items without keys in between, causal items of unequal length).
+  { batch: 3, heads: 24, kvHeads: 6, seqQ: 130, seqK: 200, headDim: 128, causal: true, keyLengths: [200, 0, 137] },
+  { batch: 2, heads: 40, kvHeads: 8, seqQ: 200, seqK: 150, headDim: 64, causal: false, keyLengths: [150, 5] },
 ];
 
 let gpu: GpuCompute | undefined;

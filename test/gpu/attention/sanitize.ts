@@ -29,6 +29,8 @@ const cases: AttentionCase[] = [
   { batch: 1, heads: 2, kvHeads: 1, seqQ: 200, seqK: 600, headDim: 128, causal: true, keyLengths: [550] },
   { batch: 1, heads: 2, kvHeads: 1, seqQ: 300, seqK: 700, headDim: 128, causal: true },
   { batch: 2, heads: 1, kvHeads: 1, seqQ: 270, seqK: 520, headDim: 64, causal: false, keyLengths: [520, 333] },
+  // More query blocks (160) than an H200's 132 SMs: persistent Hopper blocks take two, some without keys.
+  { batch: 2, heads: 80, kvHeads: 16, seqQ: 70, seqK: 200, headDim: 128, causal: false, keyLengths: [200, 0] },
   // A negative scale (Q negated once in shared memory by the mma kernels).
   { batch: 1, heads: 1, kvHeads: 1, seqQ: 77, seqK: 140, headDim: 128, causal: false, scale: -0.2 },
 ];

@@ -13,6 +13,7 @@ import {
   threadsPerBlock,
   wgmmaCandidates,
   wgmmaConfig,
+  wgmmaPersistent,
 } from '../../../src/compute/cuda/attention-kernels.js';
 import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
 import { moduleKey } from '../../../src/compute/cuda/kernel-sources.js';
@@ -49,14 +50,23 @@ describe('attention kernel configurations', () => {
   });
 
   it('offers the Hopper kernel for 16-bit types at head dims 64 and 128 only', () => {
-    expect(wgmmaConfig(128, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2 });
-    expect(wgmmaConfig(64, 'f16')).toEqual({ family: 'wgmma', consumers: 3, stages: 2 });
+    expect(wgmmaConfig(128, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, persistent: true });
+    expect(wgmmaConfig(64, 'f16')).toEqual({ family: 'wgmma', consumers: 3, stages: 2, persistent: true });
+    // The one-block-per-query-block launch of the same module stays as the tuning alternative.
+    expect(wgmmaCandidates(128, 'f16').map(attentionConfigName)).toEqual(['wgmma c2 s2 persistent', 'wgmma c2 s2']);
     expect(wgmmaConfig(64, 'f32')).toBeUndefined();
     expect(wgmmaConfig(80, 'bf16')).toBeUndefined();
+    // Persistent unless causal with more query blocks per head than half the grid (132 SMs: 66 × 128 rows).
+    const d128 = wgmmaConfig(128, 'bf16')!;
+    expect(wgmmaPersistent(d128, 16_384, false, 132)).toBe(true);
+    expect(wgmmaPersistent(d128, 8192, true, 132)).toBe(true);
+    expect(wgmmaPersistent(d128, 8448, true, 132)).toBe(true);
+    expect(wgmmaPersistent(d128, 8449, true, 132)).toBe(false);
+    expect(wgmmaPersistent(d128, 16_384, true, 132)).toBe(false);
     expect(wgmmaCandidates(96, 'f16')).toEqual([]);
-    const two = { family: 'wgmma', consumers: 2, stages: 2 } as const;
-    // 1024 alignment + q (64 rows per consumer) + 2 stages of 128-key k and v tiles, 16-bit, + 9 mbarriers.
-    expect(attentionSharedBytes(two, 128)).toBe(1024 + 2 * 128 * (128 + 4 * 128) + 8 * 9);
+    const two = { family: 'wgmma', consumers: 2, stages: 2, persistent: false } as const;
+    // 1024 alignment + q (64 rows per consumer) + 2 stages of 128-key k and v tiles, 16-bit, + 10 mbarriers.
+    expect(attentionSharedBytes(two, 128)).toBe(1024 + 2 * 128 * (128 + 4 * 128) + 8 * 10);
     // A producer warpgroup besides the consumers.
     expect(threadsPerBlock(two)).toBe(384);
     expect(blockRows(two)).toBe(128);

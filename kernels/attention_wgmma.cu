@@ -16,7 +16,9 @@
 // ring positions and mbarrier phases run on across items. Items are numbered head by head, query
 // blocks from the last (the longest under the causal mask) first, and dealt to blocks in snake order
 // (round r takes items r·G ... r·G + G - 1, odd rounds backwards), so a block that drew a long causal
-// item in one round draws a short one in the next.
+// item in one round draws a short one in the next while a round stays within a head. When a head
+// has more query blocks than half the grid, rounds straddle heads and the deal loses its balance:
+// the host then launches one block per item (wgmmaPersistent in attention-kernels.ts).
 //
 // Each consumer warpgroup owns 64 rows and never meets the others at a block barrier:
 // - within a warpgroup, S(j) = Q·K(j)ᵀ and O += P(j-1)·V(j-1) are issued together; the softmax of

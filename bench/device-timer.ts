@@ -34,6 +34,22 @@ export class DeviceTimer {
     return median(samples);
   }
 
+  /**
+   * Median µs per call of each of `fns`, their timed batches taken in turn (a batch of each, then
+   * the next round), so that all of them see the same clocks: a power-limited part slows down as it
+   * warms, and work timed later would otherwise look slower than work timed first.
+   */
+  interleaved(fns: readonly (() => void)[], { warmup = 3, targetMs = 20, reps = 7 }: TimingOptions = {}): number[] {
+    const iters = fns.map((fn) => {
+      for (let i = 0; i < warmup; i++) fn();
+      const once = Math.max(this.#batchMs(fn, 1), 1e-3);
+      return Math.max(1, Math.min(2000, Math.floor(targetMs / once)));
+    });
+    const samples = fns.map((): number[] => []);
+    for (let r = 0; r < reps; r++) fns.forEach((fn, i) => samples[i]!.push((this.#batchMs(fn, iters[i]!) * 1000) / iters[i]!));
+    return samples.map(median);
+  }
+
   #batchMs(fn: () => void, iters: number): number {
     this.#start.record(this.#stream);
     for (let i = 0; i < iters; i++) fn();

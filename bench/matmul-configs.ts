@@ -1,7 +1,9 @@
 /**
  * Tile-configuration sweep for tuning the matmul kernels: every named configuration forced on
  * large square products (no autotuner), each spot-checked against float64 and timed against
- * cuBLAS in the same process. For choosing candidates and defaults, not for the report.
+ * cuBLAS in the same process, in alternating batches (the part's clocks drop as it warms, so a
+ * cuBLAS figure taken once, first, flatters it against every later candidate). For choosing
+ * candidates and defaults, not for the report.
  *
  * Run: `tsx bench/matmul-configs.ts <case>...` where a case is `kind:size[:layout][=config,config...]`,
  * kind f32 | tf32 | f16 | bf16, layout nn (default) | nt (B stored n × k), and the configurations
@@ -25,7 +27,6 @@ const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
 const be = gpu.backend as unknown as CudaBackend;
 const { major, minor } = be.device.computeCapability;
 const timer = new DeviceTimer(be.context, be.stream);
-const time = (fn: () => void) => timer.time(fn, { warmup: 2, targetMs: 25, reps: 5 });
 
 function familiesFor(kind: Kind): MatmulFamily[] {
   const tensor = kind !== 'f32';
@@ -69,9 +70,7 @@ for (const arg of process.argv.slice(2)) {
   const bv = check ? (b.toArraySync() as Float32Array) : new Float32Array(0);
   const flops = 2 * s ** 3;
   const precision = kind === 'tf32' ? 'tf32' : 'highest';
-  const cublasUs = time(() => matmul(gpu, a, b, { transB: nt, precision, engine: 'cublas', autotune: false }).dispose());
-  const cublas = flops / cublasUs / 1e6;
-  console.log(`${arg.split('=')[0]}: cuBLAS ${cublas.toFixed(1)} TFLOP/s`);
+  const runCublas = () => matmul(gpu, a, b, { transB: nt, precision, engine: 'cublas', autotune: false }).dispose();
   const params: MatmulParams = {
     a: a.view, b: b.view, out: out.view, m: s, n: s, k: s, batch: 1, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0,
     transA: false, transB: nt, alpha: 1, beta: 0, precision, engine: 'kernels', autotune: false,
@@ -82,9 +81,10 @@ for (const arg of process.argv.slice(2)) {
       const err = check ? sampledError(out, av, bv, s, nt) : 0;
       const ok = err < TOL[kind];
       if (!ok) wrong++;
-      const us = time(() => cudaMatmulWithConfig(be, params, config));
-      const tflops = flops / us / 1e6;
-      const line = `${kind}:${s}:${layout} ${config}: ${tflops.toFixed(1)} TFLOP/s = ${(tflops / cublas).toFixed(2)}x cuBLAS${check ? ` (sampled error ${err.toExponential(1)}${ok ? '' : ' WRONG'})` : ''}`;
+      const [us, cublasUs] = timer.interleaved([() => cudaMatmulWithConfig(be, params, config), runCublas], { warmup: 2, targetMs: 25, reps: 5 });
+      const tflops = flops / us! / 1e6;
+      const cublas = flops / cublasUs! / 1e6;
+      const line = `${kind}:${s}:${layout} ${config}: ${tflops.toFixed(1)} TFLOP/s = ${(tflops / cublas).toFixed(2)}x cuBLAS ${cublas.toFixed(1)}${check ? ` (sampled error ${err.toExponential(1)}${ok ? '' : ' WRONG'})` : ''}`;
       console.log(line);
       summary.push(line);
     } catch (err) {

@@ -249,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, GC_MIN_BLOCKS) matmul_f32(
       } else {
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-          if (col + j < n) ep.out[(idx_t)row * n + col + j] = gc_epilogue_value(ep, acc[i][s * 4 + j], ep.c, n, row, col + j);
+          if (col + j < n) ep.out[(idx_t)row * n + col + j] = gc_epilogue_value(ep, acc[i][s * 4 + j], n, row, col + j);
         }
       }
     }

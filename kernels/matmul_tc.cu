@@ -63,11 +63,13 @@ static_assert(BM % (WARPS_M * 16) == 0 && BN % (WARPS_N * 16) == 0, "warp tiles 
 static_assert(BK % MMA_K == 0 && BK % CHUNK == 0, "BK must hold whole mma steps and 16-byte chunks");
 static_assert(STAGES >= 2, "at least double buffering");
 // Epilogue: once the ring has drained, each warp passes its accumulators through its own
-// 16 × WN f32 buffer in the ring's memory, one 16-row slice at a time, so the epilogue is a short
-// loop (not MI·NI unrolled copies, whose instruction fetches stalled the kernel) and its global
-// accesses are whole warp-tile rows. Row stride WN + 8 floats: conflict-free float2 writes.
+// 16 × WN f32 buffer in the ring's memory, one 16-row slice at a time, and reads it back as four
+// consecutive columns per lane (a 16-byte read, one vector store). Row stride WN + 8 floats:
+// conflict-free float2 writes.
 constexpr int EPI_STRIDE = WN + 8;
 constexpr int EPI_FLOATS = 16 * EPI_STRIDE;
+constexpr int EPI_QUADS = WN / 4, EPI_ROW_STEP = 32 / EPI_QUADS, EPI_STEPS = 16 / EPI_ROW_STEP;
+static_assert(32 % EPI_QUADS == 0, "a warp reads whole buffer rows of four-column pieces");
 static_assert(WARPS_M * WARPS_N * EPI_FLOATS * 4 <= STAGES * (A_STAGE + B_STAGE) * (int)sizeof(T), "epilogue buffers fit in the ring");
 constexpr int KSTEPS = BK / MMA_K;
 // Fragment sets in registers: two (the next k-step's are read while this one's mmas run) for
@@ -239,6 +241,24 @@ __device__ __forceinline__ void mma_tiles(float (&acc)[MI][NI][4], const Fragmen
     }
 }
 
+// The epilogue of a 16 × WN slice of a warp's tile staged in `epi` (rows row0..., columns
+// col0...): each lane finishes four consecutive columns of a row at a time (EPI_QUADS lanes per
+// row, 16-byte buffer reads issued first). Out of line, called once per slice: its code exists
+// once rather than once per unrolled slice.
+__device__ __noinline__ void finish_slice(Epilogue<T> ep, const float* epi, int row0, int col0, int m, int n, bool vec_out) {
+  const int lane = threadIdx.x % 32;
+  const int quad = (lane % EPI_QUADS) * 4, r0 = lane / EPI_QUADS, col = col0 + quad;
+  float4 v[EPI_STEPS];
+#pragma unroll
+  for (int i = 0; i < EPI_STEPS; i++) v[i] = *reinterpret_cast<const float4*>(epi + (r0 + i * EPI_ROW_STEP) * EPI_STRIDE + quad);
+  if (col >= n) return;
+#pragma unroll
+  for (int i = 0; i < EPI_STEPS; i++) {
+    const int row = row0 + r0 + i * EPI_ROW_STEP;
+    if (row < m) gc_finish_quad(ep, v[i], n, row, col, vec_out);
+  }
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -322,6 +342,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   ep.act = act;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   float* const epi = reinterpret_cast<float*>(smem_raw) + warp * EPI_FLOATS;
+  const bool vec_out = n % 4 == 0 && reinterpret_cast<unsigned long long>(ep.out) % (4 * sizeof(T)) == 0;
 #pragma unroll
   for (int mi = 0; mi < MI; mi++) {
 #pragma unroll
@@ -330,13 +351,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       *reinterpret_cast<float2*>(epi + (g + 8) * EPI_STRIDE + ni * 8 + 2 * t) = make_float2(acc[mi][ni][2], acc[mi][ni][3]);
     }
     __syncwarp();
-    const int row0 = tile.m0 + wm0 + mi * 16;
-#pragma unroll 1
-    for (int e = lane; e < 16 * WN; e += 32) {
-      const int r = e / WN, cl = e % WN;
-      const int row = row0 + r, col = tile.n0 + wn0 + cl;
-      if (row < m && col < n) ep.out[(idx_t)row * n + col] = gc_epilogue_value(ep, epi[r * EPI_STRIDE + cl], ep.c, n, row, col);
-    }
+    finish_slice(ep, epi, tile.m0 + wm0 + mi * 16, tile.n0 + wn0, m, n, vec_out);
     __syncwarp();  // the buffer is rewritten by the next slice
   }
 }

@@ -160,41 +160,23 @@ __device__ __forceinline__ void wgmma(float (&acc)[ACC], unsigned long long da, 
 #endif
 }
 
-// Four consecutive outputs in one store (p aligned to four elements).
-template <typename U> __device__ __forceinline__ void store4(U* p, const U (&v)[4]) {
-  if constexpr (sizeof(U) == 4) {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-  } else {
-    *reinterpret_cast<uint2*>(p) = make_uint2(v[0].bits | ((unsigned)v[1].bits << 16), v[2].bits | ((unsigned)v[3].bits << 16));
-  }
-}
-
 // The epilogue of a 64 × EPI_COLS block of accumulators staged in `epi` (rows row0..., columns
 // col0...), by the 128 threads of a consumer warpgroup. Each thread finishes four consecutive
-// columns of a row at a time (eight threads per buffer row: conflict-free 16-byte reads), stored
-// as one vector where `vec_out` (n and out aligned to four elements). Out of line: called once
-// per pass, its code exists once rather than once per unrolled pass.
+// columns of a row at a time (eight threads per buffer row: conflict-free 16-byte reads), all its
+// buffer reads issued first. Out of line: called once per pass, its code exists once rather than
+// once per unrolled pass.
 __device__ __noinline__ void finish_block(Epilogue<T> ep, const float* epi, int row0, int col0, int m, int n, bool vec_out) {
+  constexpr int QUADS = EPI_COLS / 4, ROW_STEP = 128 / QUADS, STEPS = 64 / ROW_STEP;
   const int tid = threadIdx.x % 128;
-  const int quad = (tid % (EPI_COLS / 4)) * 4, gcol = col0 + quad;
-  if (gcol >= n) return;
-#pragma unroll 1
-  for (int r = tid / (EPI_COLS / 4); r < 64 && row0 + r < m; r += 128 / (EPI_COLS / 4)) {
-    const int grow = row0 + r;
-    const float4 a = *reinterpret_cast<const float4*>(epi + r * EPI_STRIDE + quad);
-    const float acc[4] = {a.x, a.y, a.z, a.w};
-    T v[4];
+  const int quad = (tid % QUADS) * 4, col = col0 + quad, r0 = tid / QUADS;
+  if (col >= n) return;
+  float4 acc[STEPS];
 #pragma unroll
-    for (int q = 0; q < 4; q++) v[q] = gcol + q < n ? gc_epilogue_value(ep, acc[q], ep.c, n, grow, gcol + q) : T();
-    T* const dst = ep.out + (idx_t)grow * n + gcol;
-    if (vec_out && gcol + 3 < n) {
-      store4(dst, v);
-    } else {
+  for (int i = 0; i < STEPS; i++) acc[i] = *reinterpret_cast<const float4*>(epi + (r0 + i * ROW_STEP) * EPI_STRIDE + quad);
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
-        if (gcol + q < n) dst[q] = v[q];
-      }
-    }
+  for (int i = 0; i < STEPS; i++) {
+    const int row = row0 + r0 + i * ROW_STEP;
+    if (row < m) gc_finish_quad(ep, acc[i], n, row, col, vec_out);
   }
 }
 

@@ -4,32 +4,23 @@
  * transpose × alignment × dtype code path on the smallest tile, and every candidate tile once.
  * Skips where no NVRTC loads; CI installs Debian's NVRTC 11.8.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { compileKernelModule, KernelSources } from '../../../src/compute/cuda/kernel-sources.js';
 import {
   candidateConfigs,
   kernelSource,
   type MatmulConfig,
   type MatmulVariant,
 } from '../../../src/compute/cuda/matmul-kernels.js';
-import { Program } from '../../../src/nvrtc/index.js';
 import { nvrtcAvailable } from '../nvrtc/nvrtc-available.js';
 
-const kernelsDir = fileURLToPath(new URL('../../../kernels/', import.meta.url));
+const sources = new KernelSources();
 // Large tiles take NVRTC 11.8 several seconds each on a small CI machine.
 const COMPILE_TIMEOUT_MS = 180_000;
 
 function compile(variant: MatmulVariant): void {
   const { file, defines, entry } = kernelSource(variant);
-  const compiled = new Program(readFileSync(kernelsDir + file, 'utf8'), {
-    name: file,
-    includePaths: [kernelsDir],
-    defines,
-    arch: 'sm_80',
-    cudaIncludes: false,
-    cache: false,
-  }).compile();
+  const compiled = compileKernelModule({ file, defines }, sources, { arch: 'sm_80', cache: false });
   // A CUBIN holding the entry point under its unmangled (extern "C") name.
   expect(Buffer.from(compiled.image.subarray(0, 4)).toString('latin1')).toBe('\x7fELF');
   expect(Buffer.from(compiled.image).includes(Buffer.from(`${entry}\0`))).toBe(true);

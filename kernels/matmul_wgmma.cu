@@ -77,9 +77,10 @@ constexpr int THREADS = 384;
 constexpr int ACC = BN / 2;  // accumulators per consumer thread of one m64 wgmma (64·BN/128)
 constexpr int WG_M = PINGPONG ? 2 : 1;  // m64 row blocks a consumer multiplies per tile
 constexpr int CONSUMER_WARPS = PINGPONG ? 4 : 8;  // warps that read (and release) each stage
-// Epilogue: each consumer warpgroup passes its 64 × BN accumulators through a 64 × EPI_COLS f32
-// buffer, so the epilogue is one out-of-line loop (not BN/4 unrolled copies of it, whose
-// instruction fetches stalled the tensor cores) and its global accesses are whole row pieces.
+// Epilogue: each consumer warp passes its 16 rows of accumulators (of an m64 block) through its
+// own 16 × EPI_COLS f32 buffer, a pass of EPI_COLS columns at a time, so the epilogue is one
+// out-of-line loop (not BN/4 unrolled copies of it, whose instruction fetches stalled the tensor
+// cores), its global accesses are whole row pieces, and only __syncwarp orders the buffer.
 constexpr int EPI_COLS = 32;
 constexpr int EPI_STRIDE = EPI_COLS + 8;  // floats: the float2 writes of a half-warp hit 32 distinct banks
 constexpr int EPI_BYTES = 64 * EPI_STRIDE * 4;
@@ -160,15 +161,14 @@ __device__ __forceinline__ void wgmma(float (&acc)[ACC], unsigned long long da, 
 #endif
 }
 
-// The epilogue of a 64 × EPI_COLS block of accumulators staged in `epi` (rows row0..., columns
-// col0...), by the 128 threads of a consumer warpgroup. Each thread finishes four consecutive
-// columns of a row at a time (eight threads per buffer row: conflict-free 16-byte reads), all its
-// buffer reads issued first. Out of line: called once per pass, its code exists once rather than
-// once per unrolled pass.
-__device__ __noinline__ void finish_block(Epilogue<T> ep, const float* epi, int row0, int col0, int m, int n, bool vec_out) {
-  constexpr int QUADS = EPI_COLS / 4, ROW_STEP = 128 / QUADS, STEPS = 64 / ROW_STEP;
-  const int tid = threadIdx.x % 128;
-  const int quad = (tid % QUADS) * 4, col = col0 + quad, r0 = tid / QUADS;
+// The epilogue of a warp's 16 × EPI_COLS block of accumulators staged in `epi` (rows row0...,
+// columns col0...). Each lane finishes four consecutive columns of a row at a time (eight lanes
+// per buffer row: conflict-free 16-byte reads), all its buffer reads issued first. Out of line:
+// called once per pass, its code exists once rather than once per unrolled pass.
+__device__ __noinline__ void finish_rows(Epilogue<T> ep, const float* epi, int row0, int col0, int m, int n, bool vec_out) {
+  constexpr int QUADS = EPI_COLS / 4, ROW_STEP = 32 / QUADS, STEPS = 16 / ROW_STEP;
+  const int lane = threadIdx.x % 32;
+  const int quad = (lane % QUADS) * 4, col = col0 + quad, r0 = lane / QUADS;
   if (col >= n) return;
   float4 acc[STEPS];
 #pragma unroll
@@ -180,19 +180,14 @@ __device__ __noinline__ void finish_block(Epilogue<T> ep, const float* epi, int 
   }
 }
 
-// Synchronises the 128 threads of one consumer warpgroup (named barrier 1 or 2; 0 is __syncthreads).
-__device__ __forceinline__ void warpgroup_sync(int consumer) {
-  gc_named_sync<128>(1 + consumer);
-}
-
-// Ping-pong hand-over (named barriers 3 and 4): a consumer starts waiting on the stages of its
-// next tile only once the other has waited on all of its own. A full barrier's parity then
-// names the right phase: no stage can be two ring laps behind the position awaited.
+// Ping-pong hand-over (named barriers 1 and 2; 0 is __syncthreads): a consumer starts waiting on
+// the stages of its next tile only once the other has waited on all of its own. A full barrier's
+// parity then names the right phase: no stage can be two ring laps behind the position awaited.
 __device__ __forceinline__ void turn_wait(int consumer) {
-  gc_named_sync<256>(3 + consumer);
+  gc_named_sync<256>(1 + consumer);
 }
 __device__ __forceinline__ void turn_pass(int consumer) {
-  gc_named_arrive<256>(3 + (1 - consumer));
+  gc_named_arrive<256>(1 + (1 - consumer));
 }
 
 // The block tile of tile id `t` for CTA `rank` of its cluster, and its batch entry.
@@ -350,23 +345,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) GC_CLUSTER_DIMS
       ep.alpha = alpha;
       ep.beta = beta;
       ep.act = act;
-      // Accumulator (row r0 or r0 + 8, column 8j + 2(lane % 4) + {0, 1}) of an m64 row block.
-      const int r0 = warp * 16 + lane / 4;
+      // Accumulator (row r or r + 8 of this warp's 16, column 8j + 2(lane % 4) + {0, 1}) of an m64 row block.
+      const int r = lane / 4;
+      float* const warp_epi = epi + warp * 16 * EPI_STRIDE;
       const bool vec_out = n % 4 == 0 && reinterpret_cast<unsigned long long>(ep.out) % (4 * sizeof(T)) == 0;
 #pragma unroll
       for (int mi = 0; mi < WG_M; mi++) {
-        const int row0 = w.at.m0 + (PINGPONG ? mi : consumer) * 64;
+        const int row0 = w.at.m0 + (PINGPONG ? mi : consumer) * 64 + warp * 16;
 #pragma unroll
         for (int pass = 0; pass < BN / EPI_COLS; pass++) {
 #pragma unroll
           for (int jj = 0; jj < EPI_COLS / 8; jj++) {
             const int j = pass * (EPI_COLS / 8) + jj, col = jj * 8 + (lane % 4) * 2;
-            *reinterpret_cast<float2*>(epi + r0 * EPI_STRIDE + col) = make_float2(acc[mi][4 * j], acc[mi][4 * j + 1]);
-            *reinterpret_cast<float2*>(epi + (r0 + 8) * EPI_STRIDE + col) = make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
+            *reinterpret_cast<float2*>(warp_epi + r * EPI_STRIDE + col) = make_float2(acc[mi][4 * j], acc[mi][4 * j + 1]);
+            *reinterpret_cast<float2*>(warp_epi + (r + 8) * EPI_STRIDE + col) = make_float2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]);
           }
-          warpgroup_sync(consumer);
-          finish_block(ep, epi, row0, w.at.n0 + pass * EPI_COLS, m, n, vec_out);
-          warpgroup_sync(consumer);  // the buffer is rewritten by the next pass
+          __syncwarp();
+          finish_rows(ep, warp_epi, row0, w.at.n0 + pass * EPI_COLS, m, n, vec_out);
+          __syncwarp();  // the buffer is rewritten by the next pass
         }
       }
     }

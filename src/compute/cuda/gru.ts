@@ -26,7 +26,7 @@ import { dtypeSize } from '../dtype.js';
 import type { GruRecurrenceParams } from '../gru-op.js';
 import type { TensorView } from '../tensor-view.js';
 import type { CudaBackend } from './cuda-backend.js';
-import type { CudaBuffer } from './cuda-buffer.js';
+import type { CudaBuffer } from './cuda-backend.js';
 import { gruFusedSpec, gruSpec } from './gru-kernels.js';
 import {
   autoPath,

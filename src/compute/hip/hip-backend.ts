@@ -8,7 +8,7 @@
  * Not yet run on an AMD GPU: its compile path is tested in CI (hiprtc for
  * gfx90a and gfx1030), its launch path only by sharing the CUDA launchers.
  */
-import { DisposedError, InvalidArgumentError, UnsupportedOperationError } from '../../errors.js';
+import { InvalidArgumentError, UnsupportedOperationError } from '../../errors.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import { HipDeviceBuffer } from '../../hip/device-buffer.js';
 import { HipDevice } from '../../hip/device.js';
@@ -16,20 +16,19 @@ import { HipEvent } from '../../hip/event.js';
 import { HipPinnedBuffer } from '../../hip/pinned-buffer.js';
 import { memcpyDtoDAsync, memcpyDtoHAsync, memcpyHtoDAsync } from '../../hip/raw/memory.js';
 import { HipStream } from '../../hip/stream.js';
-import type { AttentionParams, Backend, BackendStream, DeviceInfo, GruRecurrenceParams, MatmulParams, PoolStats } from '../backend.js';
+import type { AttentionParams, Backend, DeviceInfo, GruRecurrenceParams, MatmulParams } from '../backend.js';
 import type { ModuleSpec } from '../cuda/kernel-sources.js';
-import type { OpKernel, Scratch } from '../cuda/op-context.js';
-import { PortableOpsBackend } from '../cuda/portable-ops-backend.js';
-import { dtypeSize } from '../dtype.js';
+import type { OpKernel } from '../cuda/op-context.js';
+import { PooledBackend, type PooledRuntime, type PooledStream } from '../cuda/pooled-backend.js';
 import type { Logger } from '../logger.js';
-import { MemoryPool } from '../memory-pool.js';
 import { resolvePoolLimit } from '../pool-limit.js';
-import type { BackendBuffer, TensorView } from '../tensor-view.js';
-import { HipBackendStream, HipBuffer } from './hip-buffer.js';
+import type { TensorView } from '../tensor-view.js';
 import { hipSegmentMemory } from './hip-device-memory.js';
-import type { SegmentMemory } from '../segment-memory.js';
 import { hipDeviceInfo } from './hip-device-info.js';
 import { HipKernelRegistry } from './hip-kernel-registry.js';
+
+/** A stream of the HIP backend. */
+export type HipBackendStream = PooledStream<HipStream, HipEvent>;
 
 /** Options of {@link createHipBackend}. */
 export interface HipBackendOptions {
@@ -50,106 +49,64 @@ export function createHipBackend(options: HipBackendOptions = {}): HipBackend {
   return new HipBackend(HipDevice.get(options.device ?? 0), resolvePoolLimit(options.poolLimitBytes), options.logger);
 }
 
+/** The HIP runtime calls behind the HIP backend's memory and streams. */
+function hipRuntime(device: HipDevice): PooledRuntime<HipStream, HipEvent> {
+  return {
+    name: 'HIP',
+    createStream: () => HipStream.create(device, { nonBlocking: true }),
+    createMarker: () => HipEvent.create(device, { timing: false }),
+    makeCurrent: () => device.makeCurrent(),
+    write: (stream, dst, src) => {
+      memcpyHtoDAsync(dst, src, src.byteLength, stream.handle);
+      // HIP may read pageable memory after the call returns: wait, as the caller may reuse `src` at once.
+      stream.synchronize();
+    },
+    read: (stream, dst, src) => {
+      memcpyDtoHAsync(dst, src, dst.byteLength, stream.handle);
+      stream.synchronize();
+    },
+    readAsync: async (stream, dst, src) => {
+      const staging = HipPinnedBuffer.alloc(device, dst.byteLength);
+      try {
+        memcpyDtoHAsync(staging.address, src, dst.byteLength, stream.handle);
+        await stream.synchronizeAsync();
+        dst.set(staging.bytes);
+      } finally {
+        staging.dispose();
+      }
+    },
+    copy: (stream, dst, src, bytes) => memcpyDtoDAsync(dst, src, bytes, stream.handle),
+  };
+}
+
 /** The HIP implementation of {@link Backend}, and the op context of the shared launchers. */
-export class HipBackend extends PortableOpsBackend<HipStream> implements Backend {
+export class HipBackend extends PooledBackend<HipStream, HipEvent> implements Backend {
   readonly kind = 'hip' as const;
   readonly device: HipDevice;
   readonly multiprocessorCount: number;
   readonly warpSize: number;
   /** HIP has no thread-block clusters. */
   readonly clusterLaunch = false;
-  readonly pool: MemoryPool<HipBackendStream>;
   readonly #registry: HipKernelRegistry;
-  readonly #memory: SegmentMemory<HipBackendStream>;
   readonly #counters: HipDeviceBuffer;
-  readonly #streams: HipBackendStream[] = [];
-  #current: HipBackendStream;
-  #disposed = false;
 
   /** @internal Use {@link createHipBackend}. */
   constructor(device: HipDevice, limitBytes: number | undefined, logger: Logger | undefined) {
-    super();
+    super(hipRuntime(device), hipSegmentMemory(device), { strategy: 'best-fit', ...(limitBytes === undefined ? {} : { limitBytes }) });
     this.device = device;
     this.multiprocessorCount = device.multiprocessorCount;
     this.warpSize = device.warpSize;
     this.#registry = new HipKernelRegistry(device, logger);
-    this.#memory = hipSegmentMemory(device);
-    this.pool = new MemoryPool<HipBackendStream>(this.#memory, { strategy: 'best-fit', ...(limitBytes === undefined ? {} : { limitBytes }) });
-    this.#current = this.#newStream();
     this.#counters = HipDeviceBuffer.alloc(device, COUNTERS * 4);
     this.#counters.copyFrom(new Uint32Array(COUNTERS));
   }
 
   info(): DeviceInfo {
-    this.#check();
+    this.checkOpen();
     return hipDeviceInfo(this.device);
   }
 
-  // ------------------------------------------------------------ memory
-
-  alloc(byteLength: number): HipBuffer {
-    this.#check();
-    return new HipBuffer(this.pool.alloc(byteLength, this.#current), byteLength, this.#current);
-  }
-
-  free(buffer: BackendBuffer): void {
-    const buf = this.#buffer(buffer);
-    if (buf.freed || this.#disposed) return;
-    buf.freed = true;
-    this.pool.free(buf.block, buf.lastStream);
-  }
-
-  write(dst: BackendBuffer, src: ArrayBufferView, byteOffset = 0): void {
-    const buf = this.#buffer(dst);
-    this.#checkRange(buf, byteOffset, src.byteLength);
-    if (src.byteLength === 0) return;
-    const stream = this.#use(buf);
-    memcpyHtoDAsync(buf.address + BigInt(byteOffset), src, src.byteLength, stream.handle);
-    // HIP may read pageable memory after the call returns: wait, as the caller may reuse `src` at once.
-    stream.synchronize();
-  }
-
-  read(src: BackendBuffer, dst: ArrayBufferView, byteOffset = 0): void {
-    const buf = this.#buffer(src);
-    this.#checkRange(buf, byteOffset, dst.byteLength);
-    if (dst.byteLength === 0) return;
-    const stream = this.#use(buf);
-    memcpyDtoHAsync(dst, buf.address + BigInt(byteOffset), dst.byteLength, stream.handle);
-    stream.synchronize();
-  }
-
-  async readAsync(src: BackendBuffer, dst: ArrayBufferView, byteOffset = 0): Promise<void> {
-    const buf = this.#buffer(src);
-    const bytes = dst.byteLength;
-    this.#checkRange(buf, byteOffset, bytes);
-    if (bytes === 0) return;
-    const stream = this.#use(buf);
-    const staging = HipPinnedBuffer.alloc(this.device, bytes);
-    try {
-      memcpyDtoHAsync(staging.address, buf.address + BigInt(byteOffset), bytes, stream.handle);
-      await stream.synchronizeAsync();
-      new Uint8Array(dst.buffer, dst.byteOffset, bytes).set(staging.bytes);
-    } finally {
-      staging.dispose();
-    }
-  }
-
-  copy(dst: TensorView, src: TensorView): void {
-    const stream = this.enqueue(dst, src);
-    const bytes = src.size * dtypeSize[src.dtype];
-    if (bytes > 0) memcpyDtoDAsync(this.address(dst), this.address(src), bytes, stream.handle);
-  }
-
-  memoryStats(): PoolStats {
-    return this.pool.stats();
-  }
-
-  trim(): void {
-    this.#check();
-    this.pool.trim();
-  }
-
-  // ------------------------------------------------------------ ops with CUDA-only kernels
+  // ------------------------------------------------------------ ops with CUDA-only kernels (memory, streams: PooledBackend)
 
   matmul(_params: MatmulParams): void {
     throw new UnsupportedOperationError('matmul', 'hip', 'its kernels use NVIDIA tensor-core instructions (mma.sync, wgmma) or cuBLAS');
@@ -163,120 +120,36 @@ export class HipBackend extends PortableOpsBackend<HipStream> implements Backend
     throw new UnsupportedOperationError('gru', 'hip', 'its recurrence runs on matmul and CUDA-only kernels');
   }
 
-  // ------------------------------------------------------------ streams
-
   synchronize(): void {
-    this.#check();
+    this.checkOpen();
     this.device.synchronize();
   }
 
-  createStream(): BackendStream {
-    this.#check();
-    return this.#newStream();
+  protected settle(): void {
+    this.device.synchronize();
   }
 
-  setStream(s: BackendStream): void {
-    this.#check();
-    if (!(s instanceof HipBackendStream) || !this.#streams.includes(s)) {
-      throw new InvalidArgumentError('setStream: the stream was not created by this HIP backend');
-    }
-    this.#current = s;
+  protected releaseResources(): void {
+    this.#counters.dispose();
+    this.#registry.dispose();
   }
 
-  currentStream(): BackendStream {
-    return this.#current;
-  }
+  // ------------------------------------------------------------ OpContext (the rest: PooledBackend)
 
-  dispose(): void {
-    if (this.#disposed) return;
-    try {
-      this.device.synchronize();
-    } finally {
-      this.#disposed = true;
-      this.pool.dispose();
-      this.#memory.dispose();
-      this.#counters.dispose();
-      this.#registry.dispose();
-      for (const s of this.#streams) {
-        s.marker?.dispose();
-        s.stream.dispose();
-      }
-      this.#streams.length = 0;
-    }
-  }
-
-  // ------------------------------------------------------------ OpContext
-
-  enqueue(...views: (TensorView | undefined)[]): HipStream {
-    this.#check();
-    const current = this.#current;
-    for (const view of views) {
-      if (view === undefined) continue;
-      const buf = view.buffer as HipBuffer;
-      if (buf.lastStream !== current) this.#handOver(buf, current);
-    }
+  /** Also makes the device current on this thread: HIP launches go to the current device. */
+  override enqueue(...views: (TensorView | undefined)[]): HipStream {
+    const stream = super.enqueue(...views);
     this.device.makeCurrent();
-    return current.stream;
-  }
-
-  address(view: TensorView): bigint {
-    const base = (view.buffer as HipBuffer).address;
-    return view.offset === 0 ? base : base + BigInt(view.offset * dtypeSize[view.dtype]);
-  }
-
-  scratch(bytes: number): Scratch {
-    const stream = this.#current;
-    const block = this.pool.alloc(bytes, stream);
-    return { address: block.address, release: () => this.pool.free(block, stream) };
+    return stream;
   }
 
   blockCounter(): bigint {
-    const id = this.#current.id;
+    const id = this.currentStreamId;
     if (id >= COUNTERS) throw new InvalidArgumentError(`the HIP backend keeps block counters for ${COUNTERS} streams`);
     return this.#counters.ptr + BigInt(id * 4);
   }
 
   kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): OpKernel<HipStream> {
     return this.#registry.get(key, spec, name, signature);
-  }
-
-  // ------------------------------------------------------------ internals
-
-  #newStream(): HipBackendStream {
-    const s = new HipBackendStream(this.#streams.length, HipStream.create(this.device, { nonBlocking: true }));
-    this.#streams.push(s);
-    return s;
-  }
-
-  /** `to` waits for everything queued so far on the buffer's last stream. */
-  #handOver(buf: HipBuffer, to: HipBackendStream): void {
-    const from = buf.lastStream;
-    from.marker ??= HipEvent.create(this.device, { timing: false });
-    from.marker.record(from.stream);
-    to.stream.waitEvent(from.marker);
-    buf.lastStream = to;
-  }
-
-  #use(buf: HipBuffer): HipStream {
-    this.#check();
-    if (buf.lastStream !== this.#current) this.#handOver(buf, this.#current);
-    this.device.makeCurrent();
-    return this.#current.stream;
-  }
-
-  #buffer(buffer: BackendBuffer): HipBuffer {
-    if (!(buffer instanceof HipBuffer)) throw new InvalidArgumentError('the buffer was not allocated by the HIP backend');
-    if (buffer.freed) throw new DisposedError('The buffer');
-    return buffer;
-  }
-
-  #checkRange(buf: HipBuffer, byteOffset: number, byteLength: number): void {
-    if (!Number.isSafeInteger(byteOffset) || byteOffset < 0 || byteOffset + byteLength > buf.byteLength) {
-      throw new InvalidArgumentError(`copy of ${byteLength} bytes at offset ${byteOffset} does not fit a ${buf.byteLength}-byte buffer`);
-    }
-  }
-
-  #check(): void {
-    if (this.#disposed) throw new DisposedError('The HIP backend');
   }
 }

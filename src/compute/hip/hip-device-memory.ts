@@ -5,7 +5,7 @@ import { HipEvent } from '../../hip/event.js';
 import { HipError } from '../../hip/hip-error.js';
 import { HipResult } from '../../hip/hip-result.js';
 import { SegmentMemory } from '../segment-memory.js';
-import type { HipBackendStream } from './hip-buffer.js';
+import type { HipBackendStream } from './hip-backend.js';
 
 export function hipSegmentMemory(device: HipDevice): SegmentMemory<HipBackendStream> {
   return new SegmentMemory<HipBackendStream>({

@@ -1,0 +1,282 @@
+/**
+ * What the CUDA and HIP backends share beyond the portable op launchers: device memory from the
+ * caching stream-aware pool, the backend's streams, and the rule that orders buffers across them.
+ *
+ * Stream ordering: every buffer remembers the stream that used it last. When work on stream S
+ * touches a buffer last used on stream T, S waits for an event recorded on T at that moment (which
+ * covers the buffer's last use there); the buffer then belongs to S. Freed buffers return to the
+ * pool arena of their last stream, so S may reuse them at once and other streams only once that
+ * work is done.
+ *
+ * A runtime (the CUDA driver, HIP) supplies its streams, events and copies through
+ * {@link PooledRuntime}, as it supplies device allocations to the pool through `SegmentMemory`.
+ */
+import { DisposedError, InvalidArgumentError } from '../../errors.js';
+import type { BackendStream, PoolStats } from '../backend.js';
+import { dtypeSize } from '../dtype.js';
+import { MemoryPool, type MemoryPoolOptions, type PoolBlock } from '../memory-pool.js';
+import type { SegmentMemory } from '../segment-memory.js';
+import type { BackendBuffer, TensorView } from '../tensor-view.js';
+import type { Scratch } from './op-context.js';
+import { PortableOpsBackend } from './portable-ops-backend.js';
+
+/** A runtime stream as a pooled backend uses it. */
+export interface RuntimeStream<E> {
+  waitEvent(event: E): void;
+  dispose(): void;
+}
+
+/** A runtime event as a pooled backend uses it: a marker recorded on a stream. */
+export interface RuntimeEvent<S> {
+  record(stream: S): void;
+  dispose(): void;
+}
+
+/** The runtime calls of a pooled backend (S its streams, E its events). */
+export interface PooledRuntime<S, E> {
+  /** 'CUDA' or 'HIP', for messages. */
+  readonly name: string;
+  /** A new non-blocking stream. */
+  createStream(): S;
+  /** A new event without timing. */
+  createMarker(): E;
+  /** Makes the device current on this thread. */
+  makeCurrent(): void;
+  /** Host → device in `stream`'s order; `src` may be reused as soon as this returns. */
+  write(stream: S, dst: bigint, src: ArrayBufferView): void;
+  /** Device → host in `stream`'s order; returns when `dst` holds the data. */
+  read(stream: S, dst: ArrayBufferView, src: bigint): void;
+  /** Device → host in `stream`'s order through pinned staging, waiting without blocking the event loop. */
+  readAsync(stream: S, dst: Uint8Array, src: bigint): Promise<void>;
+  /** Device → device in `stream`'s order. */
+  copy(stream: S, dst: bigint, src: bigint, bytes: number): void;
+}
+
+/** A stream of a pooled backend. */
+export class PooledStream<S, E> implements BackendStream {
+  /** Reused to order other streams after this one (re-recording is safe once waited on). */
+  marker: E | undefined = undefined;
+
+  constructor(
+    readonly id: number,
+    /** The runtime stream (non-blocking). */
+    readonly stream: S,
+  ) {}
+}
+
+/** Device memory of a pooled backend: a pool block and the stream that used it last. */
+export class PooledBuffer<S, E> implements BackendBuffer {
+  /** The stream that used the buffer last; other streams wait for it before touching the buffer. */
+  lastStream: PooledStream<S, E>;
+  /** Set once the buffer went back to the pool. */
+  freed = false;
+
+  constructor(
+    /** The backend that allocated it. */
+    readonly owner: object,
+    readonly block: PoolBlock,
+    /** Bytes requested (the block may be larger). */
+    readonly byteLength: number,
+    stream: PooledStream<S, E>,
+  ) {
+    this.lastStream = stream;
+  }
+
+  /** Device address of the first byte. */
+  get address(): bigint {
+    return this.block.address;
+  }
+}
+
+/** The pool, streams and stream ordering of a GPU backend; subclasses add the device and the ops that need more. */
+export abstract class PooledBackend<S extends RuntimeStream<E>, E extends RuntimeEvent<S>> extends PortableOpsBackend<S> {
+  readonly pool: MemoryPool<PooledStream<S, E>>;
+  readonly #runtime: PooledRuntime<S, E>;
+  readonly #memory: SegmentMemory<PooledStream<S, E>>;
+  readonly #streams: PooledStream<S, E>[] = [];
+  #current: PooledStream<S, E>;
+  #disposed = false;
+
+  protected constructor(runtime: PooledRuntime<S, E>, memory: SegmentMemory<PooledStream<S, E>>, poolOptions: MemoryPoolOptions) {
+    super();
+    this.#runtime = runtime;
+    this.#memory = memory;
+    this.pool = new MemoryPool<PooledStream<S, E>>(memory, poolOptions);
+    this.#current = this.#newStream();
+  }
+
+  /** Waits for the device's work before dispose frees everything (where the device still answers). */
+  protected abstract settle(): void;
+  /** Frees what the subclass holds; called by dispose after the pool, before the streams. */
+  protected abstract releaseResources(): void;
+  /** Called last by dispose, after the streams (the CUDA backend releases its context here). */
+  protected closeDevice(): void {}
+
+  // ------------------------------------------------------------ memory
+
+  alloc(byteLength: number): PooledBuffer<S, E> {
+    this.checkOpen();
+    return new PooledBuffer(this, this.pool.alloc(byteLength, this.#current), byteLength, this.#current);
+  }
+
+  free(buffer: BackendBuffer): void {
+    const buf = this.#buffer(buffer);
+    if (buf.freed || this.#disposed) return;
+    buf.freed = true;
+    this.pool.free(buf.block, buf.lastStream);
+  }
+
+  write(dst: BackendBuffer, src: ArrayBufferView, byteOffset = 0): void {
+    const buf = this.#buffer(dst);
+    this.#checkRange(buf, byteOffset, src.byteLength);
+    if (src.byteLength === 0) return;
+    this.#runtime.write(this.#use(buf), buf.address + BigInt(byteOffset), src);
+  }
+
+  read(src: BackendBuffer, dst: ArrayBufferView, byteOffset = 0): void {
+    const buf = this.#buffer(src);
+    this.#checkRange(buf, byteOffset, dst.byteLength);
+    if (dst.byteLength === 0) return;
+    this.#runtime.read(this.#use(buf), dst, buf.address + BigInt(byteOffset));
+  }
+
+  async readAsync(src: BackendBuffer, dst: ArrayBufferView, byteOffset = 0): Promise<void> {
+    const buf = this.#buffer(src);
+    this.#checkRange(buf, byteOffset, dst.byteLength);
+    if (dst.byteLength === 0) return;
+    const bytes = new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength);
+    await this.#runtime.readAsync(this.#use(buf), bytes, buf.address + BigInt(byteOffset));
+  }
+
+  copy(dst: TensorView, src: TensorView): void {
+    const stream = this.enqueue(dst, src);
+    const bytes = src.size * dtypeSize[src.dtype];
+    if (bytes === 0) return;
+    this.#runtime.makeCurrent();
+    this.#runtime.copy(stream, this.address(dst), this.address(src), bytes);
+  }
+
+  memoryStats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  trim(): void {
+    this.checkOpen();
+    this.pool.trim();
+  }
+
+  // ------------------------------------------------------------ streams
+
+  createStream(): BackendStream {
+    this.checkOpen();
+    return this.#newStream();
+  }
+
+  setStream(s: BackendStream): void {
+    this.checkOpen();
+    if (!(s instanceof PooledStream) || !this.#streams.includes(s)) {
+      throw new InvalidArgumentError(`setStream: the stream was not created by this ${this.#runtime.name} backend`);
+    }
+    this.#current = s;
+  }
+
+  currentStream(): BackendStream {
+    return this.#current;
+  }
+
+  /** The runtime stream work is queued on now. */
+  get stream(): S {
+    return this.#current.stream;
+  }
+
+  /** The id of the current stream (0 for the default one, then in creation order). */
+  protected get currentStreamId(): number {
+    return this.#current.id;
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    try {
+      this.settle();
+    } finally {
+      this.#disposed = true;
+      this.pool.dispose();
+      this.#memory.dispose();
+      this.releaseResources();
+      for (const s of this.#streams) {
+        s.marker?.dispose();
+        s.stream.dispose();
+      }
+      this.#streams.length = 0;
+      this.closeDevice();
+    }
+  }
+
+  // ------------------------------------------------------------ OpContext
+
+  enqueue(...views: (TensorView | undefined)[]): S {
+    this.checkOpen();
+    const current = this.#current;
+    for (const view of views) {
+      if (view === undefined) continue;
+      const buf = view.buffer as PooledBuffer<S, E>;
+      if (buf.lastStream !== current) this.#handOver(buf, current);
+    }
+    return current.stream;
+  }
+
+  address(view: TensorView): bigint {
+    const base = (view.buffer as PooledBuffer<S, E>).address;
+    return view.offset === 0 ? base : base + BigInt(view.offset * dtypeSize[view.dtype]);
+  }
+
+  scratch(bytes: number): Scratch {
+    const stream = this.#current;
+    const block = this.pool.alloc(bytes, stream);
+    return { address: block.address, release: () => this.pool.free(block, stream) };
+  }
+
+  /** @throws DisposedError once the backend is disposed. */
+  protected checkOpen(): void {
+    if (this.#disposed) throw new DisposedError(`The ${this.#runtime.name} backend`);
+  }
+
+  // ------------------------------------------------------------ internals
+
+  #newStream(): PooledStream<S, E> {
+    const s = new PooledStream<S, E>(this.#streams.length, this.#runtime.createStream());
+    this.#streams.push(s);
+    return s;
+  }
+
+  /** Orders `buf` onto `to`: `to` waits for everything queued so far on the buffer's last stream. */
+  #handOver(buf: PooledBuffer<S, E>, to: PooledStream<S, E>): void {
+    const from = buf.lastStream;
+    from.marker ??= this.#runtime.createMarker();
+    from.marker.record(from.stream);
+    to.stream.waitEvent(from.marker);
+    buf.lastStream = to;
+  }
+
+  /** Orders a whole buffer onto the current stream, for copies. */
+  #use(buf: PooledBuffer<S, E>): S {
+    this.checkOpen();
+    if (buf.lastStream !== this.#current) this.#handOver(buf, this.#current);
+    this.#runtime.makeCurrent();
+    return this.#current.stream;
+  }
+
+  #buffer(buffer: BackendBuffer): PooledBuffer<S, E> {
+    if (!(buffer instanceof PooledBuffer) || buffer.owner !== this) {
+      throw new InvalidArgumentError(`the buffer was not allocated by this ${this.#runtime.name} backend`);
+    }
+    if (buffer.freed) throw new DisposedError('The buffer');
+    return buffer as PooledBuffer<S, E>;
+  }
+
+  #checkRange(buf: PooledBuffer<S, E>, byteOffset: number, byteLength: number): void {
+    if (!Number.isSafeInteger(byteOffset) || byteOffset < 0 || byteOffset + byteLength > buf.byteLength) {
+      throw new InvalidArgumentError(`copy of ${byteLength} bytes at offset ${byteOffset} does not fit a ${buf.byteLength}-byte buffer`);
+    }
+  }
+}

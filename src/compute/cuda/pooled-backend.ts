@@ -121,7 +121,7 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
 
   free(buffer: BackendBuffer): void {
     const buf = this.#buffer(buffer);
-    if (buf.freed || this.#disposed) return;
+    if (this.#disposed) return;  // the pool already gave everything back
     buf.freed = true;
     this.pool.free(buf.block, buf.lastStream);
   }

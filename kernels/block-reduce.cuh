@@ -141,17 +141,24 @@ template <typename Op> __device__ __forceinline__ typename Op::Acc warp_reduce(t
   return v;
 }
 
-// Reduces over a 1-D block of whole warps; every thread gets the result. `smem` holds 32
-// accumulators (one per warp) and may be reused by the next call (the leading barrier protects it).
+// Reduces over a 1-D block of whole warps with one barrier; every thread gets the result. `smem`
+// holds 32 accumulators (one per warp) and must not be in use by an earlier call still being
+// read: give each call its own, or alternate two (no thread passes call k + 1's barrier before
+// every thread has finished reading call k's).
 template <typename Op>
-__device__ __forceinline__ typename Op::Acc block_reduce(typename Op::Acc v, typename Op::Acc* smem) {
+__device__ __forceinline__ typename Op::Acc block_reduce_once(typename Op::Acc v, typename Op::Acc* smem) {
   const int lane = gc_lane();
-  const int warp = gc_warp();
   v = warp_reduce<Op>(v);
-  __syncthreads();
-  if (lane == 0) smem[warp] = v;
+  if (lane == 0) smem[gc_warp()] = v;
   __syncthreads();
   const int warps = (blockDim.x + GC_WARP_SIZE - 1) / GC_WARP_SIZE;
   v = lane < warps ? smem[lane] : Op::identity();
   return warp_reduce<Op>(v);
+}
+
+// block_reduce_once whose `smem` may be reused by the next call (the leading barrier protects it).
+template <typename Op>
+__device__ __forceinline__ typename Op::Acc block_reduce(typename Op::Acc v, typename Op::Acc* smem) {
+  __syncthreads();
+  return block_reduce_once<Op>(v, smem);
 }

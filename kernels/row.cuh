@@ -13,16 +13,23 @@
 // First element of chunk j of thread t.
 __device__ __forceinline__ int chunk_start(int j, int team, int t, int w) { return (j * team + t) * w; }
 
-// Loads the thread's chunks of `row` as f32; elements past the end read as `pad`.
+// How many of its chunks thread t holds inside a row of `cols`: chunk j is inside while j < this.
+// (One compare per chunk against a value held once, where comparing each chunk's start with cols
+// kept more registers live and spilled in 1024-thread blocks.)
+__device__ __forceinline__ int chunks_inside(int cols, int team, int t, int w) {
+  return ((cols + w - 1) / w - t + team - 1) / team;
+}
+
+// Loads the thread's chunks j < inside of `row` as f32; the others read as `pad`. A caller that
+// knows every chunk is inside passes CHUNKS, and the checks compile away.
 template <int CHUNKS, int W>
-__device__ __forceinline__ void load_row(const T* __restrict__ row, int cols, int team, int t, float (&v)[CHUNKS * W],
-                                         float pad) {
+__device__ __forceinline__ void load_chunks(const T* __restrict__ row, int inside, int team, int t, float (&v)[CHUNKS * W],
+                                            float pad) {
 #pragma unroll
   for (int j = 0; j < CHUNKS; ++j) {
-    const int c = chunk_start(j, team, t, W);
-    if (c < cols) {
+    if (j < inside) {
       T p[W];
-      load_pack<T, W>(row + c, p);
+      load_pack<T, W>(row + chunk_start(j, team, t, W), p);
 #pragma unroll
       for (int k = 0; k < W; ++k) v[j * W + k] = widen(p[k]);
     } else {
@@ -32,20 +39,27 @@ __device__ __forceinline__ void load_row(const T* __restrict__ row, int cols, in
   }
 }
 
-// Stores value(v[j*W+k], column) for the thread's chunks that lie inside the row.
+// Stores value(v[j*W+k], column) for the thread's chunks j < inside.
 template <int CHUNKS, int W, typename F>
-__device__ __forceinline__ void store_row(T* __restrict__ row, int cols, int team, int t, const float (&v)[CHUNKS * W],
-                                          F value) {
+__device__ __forceinline__ void store_chunks(T* __restrict__ row, int inside, int team, int t, const float (&v)[CHUNKS * W],
+                                             F value) {
 #pragma unroll
   for (int j = 0; j < CHUNKS; ++j) {
-    const int c = chunk_start(j, team, t, W);
-    if (c < cols) {
+    if (j < inside) {
+      const int c = chunk_start(j, team, t, W);
       T p[W];
 #pragma unroll
       for (int k = 0; k < W; ++k) p[k] = narrow<T>(value(v[j * W + k], c + k));
       store_pack<T, W>(row + c, p);
     }
   }
+}
+
+// load_chunks of the chunks inside a row of `cols`.
+template <int CHUNKS, int W>
+__device__ __forceinline__ void load_row(const T* __restrict__ row, int cols, int team, int t, float (&v)[CHUNKS * W],
+                                         float pad) {
+  load_chunks<CHUNKS, W>(row, chunks_inside(cols, team, t, W), team, t, v, pad);
 }
 
 // Reduction over the team: a warp shuffle tree, or a block reduction through `smem`.

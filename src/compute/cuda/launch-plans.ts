@@ -137,14 +137,16 @@ export const STAGED_MIN_ROW_BYTES = 64 * 1024;
  * per row holding a 64 KB+ row in registers leaves at most two blocks per SM, and each idles
  * between loading its row and storing it: f32 rows of 32K columns ran at 72% of the copy roof
  * (H200). The staged kernel keeps the same block shape and streams the next row meanwhile; its
- * grid is the resident-block count, which the caller gets from the occupancy API.
+ * grid is the resident-block count, which the caller gets from the occupancy API. `_full` where
+ * the row fills the block's chunks exactly (no bounds checks), `_edge` otherwise.
  */
 export function planStagedSoftmax(launch: RowLaunch, cols: number, dtype: DType): StagedRowLaunch | undefined {
   const match = /^softmax_block_vec_(\d+)$/.exec(launch.kernel);
   if (!match || cols * dtypeSize[dtype] < STAGED_MIN_ROW_BYTES) return undefined;
   const chunks = Number(match[1]);
-  if (chunks !== 4 && chunks !== 8) return undefined;
-  return { kernel: `softmax_staged_${chunks}`, block: launch.block, sharedMemBytes: launch.block * chunks * 16 };
+  if (chunks * vectorWidth(dtype) !== 32) return undefined;
+  const kind = launch.block * chunks * vectorWidth(dtype) === cols ? 'full' : 'edge';
+  return { kernel: `softmax_staged_${kind}_${chunks}`, block: launch.block, sharedMemBytes: launch.block * chunks * 16 };
 }
 
 /**

@@ -138,9 +138,12 @@ describe('planRowKernel', () => {
   it('stages rows of 64 KB and more, with shared memory for one row per block', () => {
     const staged = (cols: number, dtype: DType, vecOk = true, prefix = 'softmax') =>
       planStagedSoftmax(planRowKernel(prefix, 5000, cols, dtype, vecOk), cols, dtype);
-    expect(staged(32_768, 'f32')).toEqual({ kernel: 'softmax_staged_8', block: 1024, sharedMemBytes: 131_072 });
-    expect(staged(16_384, 'f32')).toEqual({ kernel: 'softmax_staged_8', block: 512, sharedMemBytes: 65_536 });
-    expect(staged(32_768, 'bf16')).toEqual({ kernel: 'softmax_staged_4', block: 1024, sharedMemBytes: 65_536 });
+    expect(staged(32_768, 'f32')).toEqual({ kernel: 'softmax_staged_full_8', block: 1024, sharedMemBytes: 131_072 });
+    expect(staged(16_384, 'f32')).toEqual({ kernel: 'softmax_staged_full_8', block: 512, sharedMemBytes: 65_536 });
+    expect(staged(32_768, 'bf16')).toEqual({ kernel: 'softmax_staged_full_4', block: 1024, sharedMemBytes: 65_536 });
+    // Rows that leave some threads' last chunks outside take the checked kernel.
+    expect(staged(20_000, 'f32')).toEqual({ kernel: 'softmax_staged_edge_8', block: 640, sharedMemBytes: 81_920 });
+    expect(staged(32_764, 'f32')).toEqual({ kernel: 'softmax_staged_edge_8', block: 1024, sharedMemBytes: 131_072 });
     expect(staged(8192, 'f32')).toBeUndefined();
     expect(staged(16_384, 'bf16')).toBeUndefined();
     expect(staged(32_768, 'f32', false)).toBeUndefined();
@@ -150,7 +153,10 @@ describe('planRowKernel', () => {
       const names = new Set(kernelNames(softmaxSpec(dtype)));
       for (let cols = 16_384; cols <= 32_768; cols += 8) {
         const launch = staged(cols, dtype);
-        if (launch) expect(names.has(launch.kernel)).toBe(true);
+        if (!launch) continue;
+        expect(names.has(launch.kernel), `${dtype} ${cols}: ${launch.kernel}`).toBe(true);
+        // _full exactly when every thread's chunks lie inside the row.
+        expect(launch.kernel.includes('full')).toBe(launch.block * 32 === cols);
       }
     }
   });

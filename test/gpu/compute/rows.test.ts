@@ -84,9 +84,10 @@ function checkLaunch(rows: number, cols: number, dtype: FloatDType, log: boolean
 
 /**
  * The row's (max, sum) is one reduction of per-thread pairs, each thread's exponentials taken
- * against its own maximum: a thread (or CTA) holding only -inf, a NaN in one thread's share, and a
- * large common offset (where logSoftmax must not lose the rounding of max·log2 e) on every kernel
- * form: warp per row, block per row, staged, looped (odd columns past 32K) and, on sm_90+, clusters.
+ * against its own maximum: a NaN in one thread's share, a half-masked row (whole CTAs of -inf in
+ * the cluster form), an all -inf row, and a large common offset (where logSoftmax must not lose
+ * the rounding of max·log2 e) on every kernel form: warp per row, block per row, staged, looped
+ * (odd columns past 32K) and, on sm_90+, clusters.
  */
 describe.skipIf(!gpuAvailable)('CUDA softmax special values on every row kernel', () => {
   it.each([false, true])('log=%s', (log) => {

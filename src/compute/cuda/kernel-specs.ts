@@ -187,7 +187,7 @@ export function kernelNames(spec: ModuleSpec): string[] {
     case 'softmax.cu': {
       const dtype = dtypeOf(spec.defines?.GC_DTYPE);
       // 16-bit rows are staged only at 32K columns, which fill their blocks.
-      const staged = dtype === 'f32' ? ['softmax_staged_full_8', 'softmax_staged_edge_8'] : ['softmax_staged_full_4'];
+      const staged = dtype === 'f32' ? ['softmax_staged_full_8', 'softmax_staged_edge_8', 'softmax_split_3_5'] : ['softmax_staged_full_4'];
       return [...rowKernelNames('softmax', dtype), ...staged];
     }
     case 'softmax_cluster.cu':

@@ -149,6 +149,23 @@ export function planStagedSoftmax(launch: RowLaunch, cols: number, dtype: DType)
   return { kernel: `softmax_staged_${kind}_${chunks}`, block: launch.block, sharedMemBytes: launch.block * chunks * 16 };
 }
 
+/** The row length of `softmax_split_3_5` (kernels/softmax.cu): 1024 threads of 12 + 20 f32 elements. */
+export const SPLIT_COLS = 32 * 1024;
+
+/**
+ * The split form of an f32 row of {@link SPLIT_COLS} columns (16-byte-aligned tensors), or
+ * undefined: a block of 1024 threads per row at a time, each holding 12 elements in registers and
+ * 20 in shared memory (80 KB a block), so a thread needs 32 registers and two blocks share an SM,
+ * where the staged kernel's 32 elements in registers leave one. It pays only with two blocks per
+ * SM (the caller checks the occupancy: an A100's 164 KB of shared memory holds one) and ran
+ * slower than the staged kernel at 16K columns (H200, bench/notes/ops.md). Its grid is the
+ * resident-block count, as for the staged kernel.
+ */
+export function planSplitSoftmax(cols: number, dtype: DType, vecOk: boolean): StagedRowLaunch | undefined {
+  if (dtype !== 'f32' || !vecOk || cols !== SPLIT_COLS) return undefined;
+  return { kernel: 'softmax_split_3_5', block: 1024, sharedMemBytes: 1024 * 5 * 16 };
+}
+
 /**
  * A softmax over thread-block clusters (`kernels/softmax_cluster.cu`, sm_90+): `cluster` CTAs of
  * `block` threads per row, CTA r holding the columns [r·slice, (r+1)·slice), 32 per thread.

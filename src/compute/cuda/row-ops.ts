@@ -2,16 +2,18 @@
  * Softmax, logSoftmax and layerNorm over the rows of [rows, cols] (CUDA and
  * HIP), with the row kernel chosen by `planRowKernel` (a warp or a block per
  * row, the row held in registers, or the looped kernel for very long rows),
- * the staged softmax for long rows where a block can hold one in shared memory, and long rows
- * split over thread-block clusters where the device has them.
+ * the staged softmax for long rows where a block can hold one in shared memory (f32 rows of 32K
+ * columns: the split kernel, part in registers, part in shared memory), and long rows split over
+ * thread-block clusters where the device has them.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../tensor-view.js';
 import { clusterSoftmaxSpec, layerNormSpec, softmaxSpec } from './kernel-specs.js';
-import { aligned16, planClusterSoftmax, planRowKernel, planStagedSoftmax, type ClusterRowLaunch } from './launch-plans.js';
+import { aligned16, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax, type ClusterRowLaunch } from './launch-plans.js';
 import type { OpContext } from './op-context.js';
 
 const SOFTMAX_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'i32', 'i32'];
+const SOFTMAX_SPLIT: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32'];
 const SOFTMAX_CLUSTER: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32', 'i32'];
 const SOFTMAX_LOOPED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'i32'];
 const LAYERNORM_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64', 'i32', 'f32'];
@@ -23,12 +25,23 @@ const LAYERNORM_LOOPED: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64',
  */
 export function softmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean, clusters = ctx.clusterLaunch): void {
   const vecOk = aligned16(x) && aligned16(out);
-  const split = clusters && ctx.clusterLaunch ? planClusterSoftmax(cols, x.dtype, vecOk) : undefined;
-  if (split) {
-    clusterSoftmax(ctx, x, out, rows, cols, log, split);
+  const cluster = clusters && ctx.clusterLaunch ? planClusterSoftmax(cols, x.dtype, vecOk) : undefined;
+  if (cluster) {
+    clusterSoftmax(ctx, x, out, rows, cols, log, cluster);
     return;
   }
   const stream = ctx.enqueue(x, out);
+  const split = planSplitSoftmax(cols, x.dtype, vecOk);
+  if (split) {
+    const k = ctx.kernel(`softmax|${x.dtype}|${split.kernel}`, () => softmaxSpec(x.dtype), split.kernel, SOFTMAX_SPLIT);
+    const resident = k.residentGrid(split.block, split.sharedMemBytes);
+    // With one block per SM the staged kernel, which overlaps a block's next row, does better.
+    if (resident >= 2 * ctx.multiprocessorCount) {
+      const grid = Math.min(rows, resident);
+      k.launch({ grid, block: split.block, sharedMemBytes: split.sharedMemBytes, stream }, ctx.address(x), ctx.address(out), rows, log ? 1 : 0);
+      return;
+    }
+  }
   const launch = planRowKernel('softmax', rows, cols, x.dtype, vecOk, ctx.warpSize);
   const staged = planStagedSoftmax(launch, cols, x.dtype);
   if (staged) {

@@ -116,10 +116,11 @@ function exerciseShared(dtype: DType, isFloat: boolean): void {
   }
   if (isFloat) {
     // Row kernels: warp scalar/vector, block scalar/vector, staged softmax (20 000 columns: f32
-    // edge blocks; 32K: full blocks, 140 rows, more than an H200 holds blocks of 32K, so blocks
-    // walk rows), looped (40 001); on sm_90+ 40 000 columns split over a cluster (a short last
-    // slice), and the looped kernel is forced for it too.
-    for (const [rows, cols] of [[5, 7], [3, 1024], [2, 1025], [2, 4096], [3, 20000], [140, 32768], [2, 40000], [2, 40001]] as const) {
+    // edge blocks; 16K: f32 full blocks, 300 rows, more than an H200 holds blocks, so blocks walk
+    // rows; 32K: bf16 full blocks and the f32 split kernel, 300 rows), looped (40 001); on sm_90+
+    // 40 000 columns split over a cluster (a short last slice), and the looped kernel is forced
+    // for it too.
+    for (const [rows, cols] of [[5, 7], [3, 1024], [2, 1025], [2, 4096], [3, 20000], [300, 16384], [300, 32768], [2, 40000], [2, 40001]] as const) {
       const x = input([rows, cols], dtype);
       backend.softmax(x, guarded([rows, cols], dtype), rows, cols, false);
       backend.softmax(x, guarded([rows, cols], dtype), rows, cols, true);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
-import { clusterSoftmaxLaunch, planClusterSoftmax, planRowKernel, planStagedSoftmax } from '../../../src/compute/cuda/launch-plans.js';
+import { clusterSoftmaxLaunch, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax } from '../../../src/compute/cuda/launch-plans.js';
+import { softmaxSpec } from '../../../src/compute/cuda/kernel-specs.js';
 import { clusterSoftmax, softmax } from '../../../src/compute/cuda/row-ops.js';
 import type { Tensor } from '../../../src/compute/tensor.js';
 import { rowsRef } from '../../unit/compute/reference.js';
@@ -125,21 +126,41 @@ describe.skipIf(!gpuAvailable)('CUDA softmax special values on every row kernel'
 /**
  * Rows of 64 KB and more without clusters take the staged kernel, whose resident blocks each walk
  * many rows while staging the next one: more rows than an H200 holds blocks, so every block loops.
- * Rows that fill the block exactly take the unchecked kernel, the others the checked one.
+ * Rows that fill the block exactly take the unchecked kernel, the others the checked one (f32 rows
+ * of exactly 32K columns take the split kernel, below).
  */
 describe.skipIf(!gpuAvailable)('CUDA softmax over long rows, a block per row (staged)', () => {
   const STAGED: [number, number, FloatDType][] = [
     [300, 16_384, 'f32'],
-    [150, 32_768, 'f32'],
+    [300, 24_576, 'f32'],
     [150, 20_000, 'f32'],
     [150, 32_764, 'f32'],
     [150, 32_768, 'bf16'],
   ];
   it.each([false, true])('log=%s', (log) => {
     for (const [rows, cols, dtype] of STAGED) {
+      expect(planSplitSoftmax(cols, dtype, true), `${dtype} ${cols} is not split`).toBeUndefined();
       const kernel = planStagedSoftmax(planRowKernel('softmax', rows, cols, dtype, true), cols, dtype)?.kernel;
       expect(kernel, `${dtype} ${cols} is staged`).toBeDefined();
       checkLaunch(rows, cols, dtype, log, kernel!, (x, y) => softmax(backend(), x.view, y.view, rows, cols, log, false));
+    }
+  });
+});
+
+/**
+ * f32 rows of 32K columns: 12 of each thread's elements in registers, 20 in shared memory, two
+ * blocks per SM, each walking rows gridDim.x apart (300 rows: more than an H200 holds blocks).
+ */
+describe.skipIf(!gpuAvailable)('CUDA softmax over f32 rows of 32K columns, split between registers and shared memory', () => {
+  it.for([false, true])('log=%s', (log, ctx) => {
+    const cols = 32_768;
+    const split = planSplitSoftmax(cols, 'f32', true)!;
+    expect(split.kernel).toBe('softmax_split_3_5');
+    const kernel = backend().kernel(`softmax|f32|${split.kernel}`, () => softmaxSpec('f32'), split.kernel, ['ptr', 'ptr', 'i32', 'i32']);
+    // softmax() takes the split kernel only where two blocks fit an SM (not on an A100).
+    if (kernel.residentGrid(split.block, split.sharedMemBytes) < 2 * backend().multiprocessorCount) ctx.skip();
+    for (const rows of [1, 300]) {
+      checkLaunch(rows, cols, 'f32', log, split.kernel, (x, y) => softmax(backend(), x.view, y.view, rows, cols, log, false));
     }
   });
 });

@@ -14,6 +14,7 @@ import {
   planBinary,
   planReduce,
   planRowKernel,
+  planSplitSoftmax,
   planStagedSoftmax,
   planTranspose,
 } from '../../../src/compute/cuda/launch-plans.js';
@@ -159,6 +160,17 @@ describe('planRowKernel', () => {
         expect(launch.kernel.includes('full')).toBe(launch.block * 32 === cols);
       }
     }
+  });
+
+  it('splits f32 rows of exactly 32K columns between registers and shared memory', () => {
+    expect(planSplitSoftmax(32_768, 'f32', true)).toEqual({ kernel: 'softmax_split_3_5', block: 1024, sharedMemBytes: 81_920 });
+    expect(kernelNames(softmaxSpec('f32'))).toContain('softmax_split_3_5');
+    // Other lengths, unaligned tensors and 16-bit rows stay with the staged kernel.
+    expect(planSplitSoftmax(16_384, 'f32', true)).toBeUndefined();
+    expect(planSplitSoftmax(32_764, 'f32', true)).toBeUndefined();
+    expect(planSplitSoftmax(32_768, 'f32', false)).toBeUndefined();
+    expect(planSplitSoftmax(32_768, 'bf16', true)).toBeUndefined();
+    expect(planSplitSoftmax(32_768, 'f16', true)).toBeUndefined();
   });
 
   it('only ever names kernels that row.cuh instantiates, with at most 1024 threads', () => {

@@ -14,8 +14,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AttentionParams } from '../src/compute/attention-op.js';
-import { cudaAttention, defaultAttentionConfig } from '../src/compute/cuda/attention.js';
-import { attentionConfigName, mmaTuningConfigs, paddedHeadDim, wgmmaCandidates } from '../src/compute/cuda/attention-kernels.js';
+import { cudaAttention, defaultAttentionConfig } from '../src/compute/cuda/attention/attention.js';
+import { attentionConfigName, mmaTuningConfigs, paddedHeadDim, wgmmaCandidates } from '../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import type { Tensor } from '../src/compute/tensor.js';

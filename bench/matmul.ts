@@ -12,14 +12,14 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AutotuneStore } from '../src/compute/autotune.js';
+import { AutotuneStore } from '../src/compute/gpu/autotune.js';
 import { cpuMatmul } from '../src/compute/cpu/matmul.js';
 import { CpuBuffer } from '../src/compute/cpu/cpu-buffer.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import { linear, matmul, type MatmulOptions } from '../src/compute/matmul-op.js';
 import type { Tensor } from '../src/compute/tensor.js';
-import { makeView } from '../src/compute/tensor-view.js';
+import { makeView } from '../src/compute/core/view.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
 import { DeviceTimer } from './device-timer.js';
 

@@ -17,10 +17,10 @@
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ReducePlan } from '../src/compute/backend.js';
-import { planBroadcast } from '../src/compute/broadcast.js';
+import type { ReducePlan } from '../src/compute/backend/backend.js';
+import { planBroadcast } from '../src/compute/core/broadcast.js';
 import { createCudaBackend, type CudaBackend } from '../src/compute/cuda/cuda-backend.js';
-import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../src/compute/dtype.js';
+import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../src/compute/core/dtype.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import type { Tensor } from '../src/compute/tensor.js';
 import { PinnedBuffer } from '../src/driver/pinned-buffer.js';

@@ -15,9 +15,9 @@
  * it (pool allocations are 16-byte aligned); a misprediction only means that module is built
  * later, at first use.
  */
-import { ATTENTION_HEAD_DIMS, attentionSpec, mmaTuningConfigs, simtCandidates, wgmmaCandidates } from '../src/compute/cuda/attention-kernels.js';
-import { compileKernelModule, KernelSources, moduleKey, type ModuleSpec } from '../src/compute/cuda/kernel-sources.js';
-import { candidateConfigs, configName, kernelSource, WGMMA_CONFIGS, type MatmulFamily, type MatmulVariant } from '../src/compute/cuda/matmul-kernels.js';
+import { ATTENTION_HEAD_DIMS, attentionSpec, mmaTuningConfigs, simtCandidates, wgmmaCandidates } from '../src/compute/cuda/attention/attention-kernels.js';
+import { compileKernelModule, KernelSources, moduleKey, type ModuleSpec } from '../src/compute/gpu/kernel-sources.js';
+import { candidateConfigs, configName, kernelSource, WGMMA_CONFIGS, type MatmulFamily, type MatmulVariant } from '../src/compute/cuda/matmul/matmul-kernels.js';
 import { sweepCases } from '../test/gpu/matmul/config-sweep.js';
 
 const [arch, shardArg = '0/1'] = process.argv.slice(2);

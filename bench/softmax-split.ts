@@ -10,9 +10,9 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
-import { clusterSoftmaxLaunch, planClusterSoftmax, type ClusterRowLaunch } from '../src/compute/cuda/launch-plans.js';
-import { clusterSoftmax, softmax } from '../src/compute/cuda/row-ops.js';
-import { dtypeSize, fromBf16Array, type DType } from '../src/compute/dtype.js';
+import { clusterSoftmaxLaunch, planClusterSoftmax, type ClusterRowLaunch } from '../src/compute/gpu/launch-plans.js';
+import { clusterSoftmax, softmax } from '../src/compute/gpu/rows.js';
+import { dtypeSize, fromBf16Array, type DType } from '../src/compute/core/dtype.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import type { Tensor } from '../src/compute/tensor.js';
 import { DeviceTimer } from './device-timer.js';

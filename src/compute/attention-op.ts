@@ -16,11 +16,11 @@
  * - f16/bf16 inputs are multiplied with f32 accumulation; softmax statistics are f32.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { DType } from './dtype.js';
+import type { DType } from './core/dtype.js';
 import type { GpuCompute } from './gpu-compute.js';
 import type { Tensor } from './tensor.js';
-import type { TensorView } from './tensor-view.js';
-import { formatShape } from './validation.js';
+import type { TensorView } from './core/view.js';
+import { formatShape } from './core/validation.js';
 
 /** Largest head dim the kernels hold on chip (the CPU enforces the same limit, for one meaning everywhere). */
 export const MAX_ATTENTION_HEAD_DIM = 256;

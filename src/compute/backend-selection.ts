@@ -7,9 +7,9 @@
 import { GpuError } from '../errors.js';
 import { hipResultDescription } from '../hip/hip-result.js';
 import { hipProbeFunctions as hip, openHipRuntime } from '../hip/runtime.js';
-import type { Backend, BackendKind } from './backend.js';
+import type { Backend, BackendKind } from './backend/backend.js';
 import { CpuBackend } from './cpu/cpu-backend.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './core/logger.js';
 
 /** A backend that `auto` passed over, and why. */
 export interface SkippedBackend {

@@ -17,10 +17,10 @@ import {
   type ReduceOp,
   type UnaryOp,
   type MatmulActivation,
-} from './backend.js';
+} from './backend/backend.js';
 import { openBackend, type SkippedBackend } from './backend-selection.js';
-import { broadcastShapes, planBroadcast } from './broadcast.js';
-import { dtypeSize, isFloatDType, toBf16Array, toF16Array, type DType } from './dtype.js';
+import { broadcastShapes, planBroadcast } from './core/broadcast.js';
+import { dtypeSize, isFloatDType, toBf16Array, toF16Array, type DType } from './core/dtype.js';
 import { linear, matmul, type MatmulOptions } from './matmul-op.js';
 import { svd, type SvdOptions, type SvdResult } from './svd-op.js';
 import { attention, type AttentionOptions, type AttentionResult } from './attention-op.js';
@@ -36,12 +36,12 @@ import {
   type GruRolloutResult,
   type GruWeights,
 } from './gru-op.js';
-import { LOG_LEVELS, Logger, type LoggerFunction, type LogLevelSetting } from './logger.js';
-import { resolvePoolLimit } from './pool-limit.js';
+import { LOG_LEVELS, Logger, type LoggerFunction, type LogLevelSetting } from './core/logger.js';
+import { resolvePoolLimit } from './core/pool-limit.js';
 import { selectDevice, type DeviceRequirements, type DeviceSelection } from './select-device.js';
 import { Tensor, TensorStorage, type StorageOwner } from './tensor.js';
-import type { BackendBuffer } from './tensor-view.js';
-import { shapeSize } from './tensor-view.js';
+import type { BackendBuffer } from './core/view.js';
+import { shapeSize } from './core/view.js';
 import {
   formatShape,
   normalizeAxis,
@@ -49,7 +49,7 @@ import {
   validateFinite,
   validateSeed,
   validateShape,
-} from './validation.js';
+} from './core/validation.js';
 
 /** Options of {@link GpuCompute.create}. */
 export interface GpuComputeOptions {

@@ -9,11 +9,11 @@
  * here first, so every backend reports bad input with the same {@link InvalidArgumentError}.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { DType } from './dtype.js';
+import type { DType } from './core/dtype.js';
 import type { GpuCompute } from './gpu-compute.js';
 import type { Tensor } from './tensor.js';
-import type { TensorView } from './tensor-view.js';
-import { formatShape, validateSeed } from './validation.js';
+import type { TensorView } from './core/view.js';
+import { formatShape, validateSeed } from './core/validation.js';
 
 /** Layer norm of one layer's hidden state after every step (the normalised state is carried on). */
 export interface GruLayerNorm {

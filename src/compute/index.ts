@@ -26,9 +26,9 @@ export {
   fromF16Array,
   toBf16Array,
   fromBf16Array,
-} from './dtype.js';
-export type { DType } from './dtype.js';
-export { BACKEND_KINDS } from './backend.js';
+} from './core/dtype.js';
+export type { DType } from './core/dtype.js';
+export { BACKEND_KINDS } from './backend/backend.js';
 export type {
   ActivationGradOp,
   Backend,
@@ -45,13 +45,13 @@ export type {
   ReducePlan,
   TensorView,
   UnaryOp,
-} from './backend.js';
+} from './backend/backend.js';
 export { BackendUnavailableError, AUTO_ORDER } from './backend-selection.js';
 export type { SkippedBackend } from './backend-selection.js';
 export { selectDevice } from './select-device.js';
 export type { DeviceCandidate, DeviceRequirements, DeviceSelection } from './select-device.js';
-export { Logger } from './logger.js';
-export type { LogLevel, LogLevelSetting, LoggerFunction } from './logger.js';
+export { Logger } from './core/logger.js';
+export type { LogLevel, LogLevelSetting, LoggerFunction } from './core/logger.js';
 export { CpuBackend } from './cpu/cpu-backend.js';
 export { philox4x32 } from './cpu/philox.js';
 export { MATMUL_ACTIVATIONS } from './matmul-op.js';
@@ -73,4 +73,4 @@ export type {
 } from './gru-op.js';
 export { FULL_SVD_MAX_DIM, SVD_DEFAULTS } from './svd-op.js';
 export type { SvdOptions, SvdResult } from './svd-op.js';
-export { DenseLinalgError } from './dense-linalg.js';
+export { DenseLinalgError } from './backend/dense-linalg.js';

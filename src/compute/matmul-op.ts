@@ -8,12 +8,12 @@
  * with the same {@link InvalidArgumentError}.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { MatmulActivation, MatmulParams } from './backend.js';
-import type { DType } from './dtype.js';
+import type { MatmulActivation, MatmulParams } from './backend/backend.js';
+import type { DType } from './core/dtype.js';
 import type { GpuCompute } from './gpu-compute.js';
 import type { Tensor } from './tensor.js';
-import type { TensorView } from './tensor-view.js';
-import { formatShape } from './validation.js';
+import type { TensorView } from './core/view.js';
+import { formatShape } from './core/validation.js';
 
 /** Activations `matmul` and `linear` can fuse into the product's epilogue. */
 export const MATMUL_ACTIVATIONS: readonly MatmulActivation[] = ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh'];

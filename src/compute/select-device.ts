@@ -8,7 +8,7 @@
  * who accepts the CPU as a platform still wants a GPU when one qualifies.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { BACKEND_KINDS, type BackendKind, type DeviceInfo } from './backend.js';
+import { BACKEND_KINDS, type BackendKind, type DeviceInfo } from './backend/backend.js';
 import { CpuBackend } from './cpu/cpu-backend.js';
 
 /** What a caller needs from a device. Every field is optional. */

@@ -45,7 +45,7 @@
  * products' alpha), so the Gram matrices neither overflow nor underflow f32.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { DenseLinalgError, type DenseLinalg } from './dense-linalg.js';
+import { DenseLinalgError, type DenseLinalg } from './backend/dense-linalg.js';
 import type { GpuCompute } from './gpu-compute.js';
 import { appliedR, choleskyStep, type CholeskyStep } from './linalg/guarded-cholesky.js';
 import { coreSvd } from './linalg/core-svd.js';
@@ -53,7 +53,7 @@ import { jacobiSvd } from './linalg/jacobi-svd.js';
 import { multiplyUpper } from './linalg/triangular.js';
 import type { MatmulOptions } from './matmul-op.js';
 import type { Tensor } from './tensor.js';
-import { validateSeed } from './validation.js';
+import { validateSeed } from './core/validation.js';
 
 /** Options of {@link svd}. */
 export interface SvdOptions {

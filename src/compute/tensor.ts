@@ -7,10 +7,10 @@
  */
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { ActivationName, GeluOptions, GpuCompute, ReduceOptions } from './gpu-compute.js';
-import { dtypeSize, fromBf16Array, fromF16Array, type DType } from './dtype.js';
-import type { BackendBuffer, TensorView } from './tensor-view.js';
-import { rowMajorStrides, shapeSize } from './tensor-view.js';
-import { formatShape, validateShape } from './validation.js';
+import { dtypeSize, fromBf16Array, fromF16Array, type DType } from './core/dtype.js';
+import type { BackendBuffer, TensorView } from './core/view.js';
+import { rowMajorStrides, shapeSize } from './core/view.js';
+import { formatShape, validateShape } from './core/validation.js';
 
 /** What owns storage: frees buffers and hears about leaks. Implemented by GpuCompute. */
 export interface StorageOwner {

@@ -19,8 +19,8 @@ import type {
   ReduceOp,
   ReducePlan,
   UnaryOp,
-} from '../backend.js';
-import type { BackendBuffer, TensorView } from '../tensor-view.js';
+} from '../backend/backend.js';
+import type { BackendBuffer, TensorView } from '../core/view.js';
 import type { AttentionParams } from '../attention-op.js';
 import { attention } from './attention.js';
 import type { GruRecurrenceParams } from '../gru-op.js';

@@ -1,4 +1,4 @@
-import type { BackendBuffer } from '../tensor-view.js';
+import type { BackendBuffer } from '../core/view.js';
 
 /**
  * Host memory standing in for device memory on the CPU backend, with typed

@@ -3,8 +3,8 @@
  * f16/bf16 are widened to f32 on load and rounded to nearest-even on store,
  * as a GPU kernel does; f32 views are used in place with no copy.
  */
-import { f32ToBf16Bits, f32ToF16Bits, fromBf16Array, fromF16Array } from '../dtype.js';
-import type { TensorView } from '../tensor-view.js';
+import { f32ToBf16Bits, f32ToF16Bits, fromBf16Array, fromF16Array } from '../core/dtype.js';
+import type { TensorView } from '../core/view.js';
 import { CpuBuffer } from './cpu-buffer.js';
 
 /** The CPU buffer under a view (views reaching the CPU backend always hold one). */

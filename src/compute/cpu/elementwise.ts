@@ -2,9 +2,9 @@
  * Elementwise CPU ops: unary math and activations, activation backward,
  * broadcasting binary ops, cast and fill.
  */
-import type { ActivationGradOp, BinaryOp, BroadcastPlan, UnaryOp } from '../backend.js';
-import { dtypeSize, f32ToBf16Bits, f32ToF16Bits } from '../dtype.js';
-import type { TensorView } from '../tensor-view.js';
+import type { ActivationGradOp, BinaryOp, BroadcastPlan, UnaryOp } from '../backend/backend.js';
+import { dtypeSize, f32ToBf16Bits, f32ToF16Bits } from '../core/dtype.js';
+import type { TensorView } from '../core/view.js';
 import * as act from './activation-math.js';
 import { cpuBuffer, floatTarget, loadFloat, loadInt, storeFloat } from './element-io.js';
 

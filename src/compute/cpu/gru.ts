@@ -2,9 +2,9 @@
  * One GRU layer's recurrence on the CPU (see `GruRecurrenceParams`): h·W_hhᵀ, the gates and the
  * update in f64, every stored state rounded to the dtype and read back rounded, as the kernels do.
  */
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../dtype.js';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtype.js';
 import type { GruRecurrenceParams } from '../gru-op.js';
-import type { TensorView } from '../tensor-view.js';
+import type { TensorView } from '../core/view.js';
 import { cpuBuffer, loadFloat } from './element-io.js';
 
 /** Rounds a value to what the dtype stores. */

@@ -3,7 +3,7 @@
  * (x − mean) / √(var + eps) · gamma + beta, with the biased variance (as
  * PyTorch), mean and variance in f64 by two passes.
  */
-import type { TensorView } from '../tensor-view.js';
+import type { TensorView } from '../core/view.js';
 import { floatTarget, loadFloat, storeFloat } from './element-io.js';
 
 export function layerNorm(

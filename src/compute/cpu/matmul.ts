@@ -14,10 +14,10 @@
  * and the epilogue rounds once to the output dtype, so this is the most
  * accurate backend and a fair reference for the GPU ones.
  */
-import type { MatmulParams } from '../backend.js';
-import type { DType } from '../dtype.js';
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../dtype.js';
-import type { TensorView } from '../tensor-view.js';
+import type { MatmulParams } from '../backend/backend.js';
+import type { DType } from '../core/dtype.js';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../core/dtype.js';
+import type { TensorView } from '../core/view.js';
 import { unaryFunction } from './activation-math.js';
 
 /** Rows of A and columns of B handled by one micro-kernel call. */

@@ -2,7 +2,7 @@
  * Seeded random fill and dropout on the CPU, from the Philox stream shared
  * with the GPU (see philox.ts and the Backend contract for the exact formulas).
  */
-import type { TensorView } from '../tensor-view.js';
+import type { TensorView } from '../core/view.js';
 import { floatTarget, loadFloat, storeFloat } from './element-io.js';
 import { philoxNormals, philoxWords, wordToUniform } from './philox.js';
 

@@ -4,8 +4,8 @@
  * order-independent enough to be deterministic); i32 sums wrap modulo 2^32.
  * max/min propagate NaN; argmax returns the first NaN, else the first maximum.
  */
-import type { ReduceOp, ReducePlan } from '../backend.js';
-import type { TensorView } from '../tensor-view.js';
+import type { ReduceOp, ReducePlan } from '../backend/backend.js';
+import type { TensorView } from '../core/view.js';
 import { floatTarget, loadFloat, loadInt, storeFloat } from './element-io.js';
 
 type NumericArray = Float32Array | Int32Array;

@@ -2,7 +2,7 @@
  * Softmax and logSoftmax over the last axis of a [rows, cols] tensor, stable
  * by subtracting the row maximum; the normaliser accumulates in f64.
  */
-import type { TensorView } from '../tensor-view.js';
+import type { TensorView } from '../core/view.js';
 import { floatTarget, loadFloat, storeFloat } from './element-io.js';
 
 export function softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {

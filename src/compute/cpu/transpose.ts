@@ -1,5 +1,5 @@
 /** Swaps the last two dims of a [batch, rows, cols] tensor by moving raw element bits. */
-import type { TensorView } from '../tensor-view.js';
+import type { TensorView } from '../core/view.js';
 import { cpuBuffer } from './element-io.js';
 
 export function transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {

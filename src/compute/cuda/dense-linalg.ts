@@ -20,8 +20,8 @@
  */
 import { CublasHandle } from '../../cublas/handle.js';
 import { CusolverHandle } from '../../cusolver/handle.js';
-import type { DenseLinalg } from '../dense-linalg.js';
-import type { TensorView } from '../tensor-view.js';
+import type { DenseLinalg } from '../backend/dense-linalg.js';
+import type { TensorView } from '../core/view.js';
 import type { CudaBackend } from './cuda-backend.js';
 
 interface DenseState {

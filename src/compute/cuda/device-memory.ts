@@ -4,7 +4,7 @@ import { CudaError } from '../../driver/cuda-error.js';
 import { DeviceBuffer } from '../../driver/device-buffer.js';
 import { Event } from '../../driver/event.js';
 import { CudaResult } from '../../driver/result-code.js';
-import { SegmentMemory } from '../segment-memory.js';
+import { SegmentMemory } from '../gpu/segment-memory.js';
 import type { CudaStream } from './cuda-backend.js';
 
 export function cudaSegmentMemory(context: Context): SegmentMemory<CudaStream> {

@@ -9,8 +9,8 @@ import type { BoundKernel, Kernel } from '../../driver/kernel.js';
 import { Module } from '../../driver/module.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { KernelCache } from '../../nvrtc/kernel-cache.js';
-import type { Logger } from '../logger.js';
-import { compileKernelModule, KernelSources, moduleKey, type ModuleSpec } from './kernel-sources.js';
+import type { Logger } from '../core/logger.js';
+import { compileKernelModule, KernelSources, moduleKey, type ModuleSpec } from '../gpu/kernel-sources.js';
 
 /** Block size and grid cap of a grid-stride kernel: every SM filled to its occupancy, no more. */
 export interface LaunchShape {

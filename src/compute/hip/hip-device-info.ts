@@ -2,7 +2,7 @@
 import type { HipDevice } from '../../hip/device.js';
 import { runtimeGetVersion } from '../../hip/raw/device.js';
 import { formatHipVersion } from '../../hip/runtime.js';
-import type { DeviceInfo } from '../backend.js';
+import type { DeviceInfo } from '../backend/backend.js';
 
 export function hipDeviceInfo(device: HipDevice): DeviceInfo {
   const { free, total } = device.memoryInfo();

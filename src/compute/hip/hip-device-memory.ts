@@ -4,7 +4,7 @@ import type { HipDevice } from '../../hip/device.js';
 import { HipEvent } from '../../hip/event.js';
 import { HipError } from '../../hip/hip-error.js';
 import { HipResult } from '../../hip/hip-result.js';
-import { SegmentMemory } from '../segment-memory.js';
+import { SegmentMemory } from '../gpu/segment-memory.js';
 import type { HipBackendStream } from './hip-backend.js';
 
 export function hipSegmentMemory(device: HipDevice): SegmentMemory<HipBackendStream> {

@@ -9,9 +9,9 @@ import { HipModule } from '../../hip/module.js';
 import type { HipStream } from '../../hip/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { LaunchShape } from '../cuda/kernel-registry.js';
-import { KernelSources, moduleKey, type ModuleSpec } from '../cuda/kernel-sources.js';
-import type { OpKernel } from '../cuda/op-context.js';
-import type { Logger } from '../logger.js';
+import { KernelSources, moduleKey, type ModuleSpec } from '../gpu/kernel-sources.js';
+import type { OpKernel } from '../gpu/launch-context.js';
+import type { Logger } from '../core/logger.js';
 import { compileHipKernelModule } from './hip-kernel-sources.js';
 
 export class HipKernelRegistry {

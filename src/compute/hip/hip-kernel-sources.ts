@@ -9,8 +9,8 @@ import { InvalidArgumentError } from '../../errors.js';
 import { defaultWavefrontSize, parseGfxTarget } from '../../hip/gfx-target.js';
 import { HipProgram, type CompiledHipProgram } from '../../hip/hip-program.js';
 import type { KernelCache } from '../../nvrtc/kernel-cache.js';
-import type { KernelSources, ModuleSpec } from '../cuda/kernel-sources.js';
-import { cudaOnlyReason } from '../kernel-portability.js';
+import type { KernelSources, ModuleSpec } from '../gpu/kernel-sources.js';
+import { cudaOnlyReason } from '../gpu/kernel-portability.js';
 
 /** How to compile a module spec for HIP. */
 export interface HipKernelCompileOptions {

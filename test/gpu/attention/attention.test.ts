@@ -11,7 +11,7 @@
  * (u = 3.9e-3), about three times the expected root-mean-square error of the two roundings.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attentionConfigName } from '../../../src/compute/cuda/attention-kernels.js';
+import { attentionConfigName } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { relError } from '../../unit/compute/helpers.js';
 import {

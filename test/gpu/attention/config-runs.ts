@@ -4,14 +4,14 @@
  * Shared by the GPU tests and the compute-sanitizer driver.
  */
 import type { AttentionParams } from '../../../src/compute/attention-op.js';
-import { cudaAttention } from '../../../src/compute/cuda/attention.js';
+import { cudaAttention } from '../../../src/compute/cuda/attention/attention.js';
 import {
   mmaTuningConfigs,
   paddedHeadDim,
   simtCandidates,
   wgmmaCandidates,
   type AttentionKernelConfig,
-} from '../../../src/compute/cuda/attention-kernels.js';
+} from '../../../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor.js';

@@ -7,7 +7,7 @@
  * checked against float64 (tolerances as in attention.test.ts). Skipped off sm_90.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { attentionConfigName, wgmmaCandidates } from '../../../src/compute/cuda/attention-kernels.js';
+import { attentionConfigName, wgmmaCandidates } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { attentionInputs, describeAttentionCase, expectAttentionMatches, referenceFor, type AttentionCase } from '../../unit/attention/cases.js';

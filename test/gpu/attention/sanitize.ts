@@ -12,7 +12,7 @@
  * Every result is also checked against float64 on poisoned outputs, so a clean run means
  * in-bounds, race-free and correct. Exits non-zero on a wrong result.
  */
-import { attentionConfigName } from '../../../src/compute/cuda/attention-kernels.js';
+import { attentionConfigName } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { relError } from '../../unit/compute/helpers.js';
 import { attentionInputs, describeAttentionCase, referenceFor, type AttentionCase } from '../../unit/attention/cases.js';

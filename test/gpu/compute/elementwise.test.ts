@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BinaryOp, TensorView, UnaryOp } from '../../../src/compute/backend.js';
-import { planBroadcast } from '../../../src/compute/broadcast.js';
-import { DTYPES, dtypeSize, type DType } from '../../../src/compute/dtype.js';
+import type { BinaryOp, TensorView, UnaryOp } from '../../../src/compute/backend/backend.js';
+import { planBroadcast } from '../../../src/compute/core/broadcast.js';
+import { DTYPES, dtypeSize, type DType } from '../../../src/compute/core/dtype.js';
 import { derivativeRef, UNARY_REFERENCE, broadcastRef } from '../../unit/compute/reference.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { closePair, expectMatches, FLOAT_DTYPES, freshSeed, openPair, randomValues, twin, valuesOf, type Pair } from './setup.js';

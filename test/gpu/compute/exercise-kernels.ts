@@ -17,11 +17,11 @@
  * `--shared-memory-only` runs just the kernels that use shared memory
  * (reductions, row kernels, transpose): what racecheck looks at.
  */
-import type { ActivationGradOp, BinaryOp, ReduceOp, TensorView, UnaryOp } from '../../../src/compute/backend.js';
-import { planBroadcast } from '../../../src/compute/broadcast.js';
+import type { ActivationGradOp, BinaryOp, ReduceOp, TensorView, UnaryOp } from '../../../src/compute/backend/backend.js';
+import { planBroadcast } from '../../../src/compute/core/broadcast.js';
 import { createCudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
-import { softmax } from '../../../src/compute/cuda/row-ops.js';
-import { DTYPES, dtypeSize, type DType } from '../../../src/compute/dtype.js';
+import { softmax } from '../../../src/compute/gpu/rows.js';
+import { DTYPES, dtypeSize, type DType } from '../../../src/compute/core/dtype.js';
 
 const backend = createCudaBackend();
 const MiB = 2 ** 20;

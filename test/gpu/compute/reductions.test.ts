@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReduceOp } from '../../../src/compute/backend.js';
-import type { DType } from '../../../src/compute/dtype.js';
+import type { ReduceOp } from '../../../src/compute/backend/backend.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor.js';
 import { reduceRef } from '../../unit/compute/reference.js';

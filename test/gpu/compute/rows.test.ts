@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
-import { clusterSoftmaxLaunch, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax } from '../../../src/compute/cuda/launch-plans.js';
-import { softmaxSpec } from '../../../src/compute/cuda/kernel-specs.js';
-import { clusterSoftmax, softmax } from '../../../src/compute/cuda/row-ops.js';
+import { clusterSoftmaxLaunch, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax } from '../../../src/compute/gpu/launch-plans.js';
+import { softmaxSpec } from '../../../src/compute/gpu/kernel-specs.js';
+import { clusterSoftmax, softmax } from '../../../src/compute/gpu/rows.js';
 import type { Tensor } from '../../../src/compute/tensor.js';
 import { rowsRef } from '../../unit/compute/reference.js';
 import { gpuAvailable } from '../gpu-available.js';

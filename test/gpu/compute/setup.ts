@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { DType } from '../../../src/compute/dtype.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
 import type { Tensor } from '../../../src/compute/tensor.js';
 import { relError, TOLERANCE } from '../../unit/compute/helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DTYPES } from '../../../src/compute/dtype.js';
+import { DTYPES } from '../../../src/compute/core/dtype.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { closePair, FLOAT_DTYPES, freshSeed, openPair, randomValues, relError, twin, valuesOf, type Pair } from './setup.js';
 

@@ -6,7 +6,7 @@
  * each checked against the float64 reference. Each case names its path ('auto' for the default choice).
  */
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { FUSED_COLUMNS, fusedKernelNames, planFused } from '../../../src/compute/cuda/gru-plan.js';
+import { FUSED_COLUMNS, fusedKernelNames, planFused } from '../../../src/compute/cuda/gru/gru-plan.js';
 import type { GruPath } from '../../../src/compute/gru-op.js';
 import { checkCell, checkGru, checkRollout, read, type GruCase } from '../../unit/gru/checks.js';
 import { randomLayer, randomTensor } from '../../unit/gru/fixtures.js';

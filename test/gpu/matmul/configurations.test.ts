@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
-import type { MatmulFamily } from '../../../src/compute/cuda/matmul-kernels.js';
+import type { MatmulFamily } from '../../../src/compute/cuda/matmul/matmul-kernels.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { describeCase, runSweepCase, sweepCases, SWEEP_TOLERANCE } from './config-sweep.js';

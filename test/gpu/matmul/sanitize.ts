@@ -19,7 +19,7 @@
  * Exits non-zero on a wrong result.
  */
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
-import type { MatmulFamily } from '../../../src/compute/cuda/matmul-kernels.js';
+import type { MatmulFamily } from '../../../src/compute/cuda/matmul/matmul-kernels.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { describeCase, runSweepCase, sweepCases, SWEEP_TOLERANCE } from './config-sweep.js';
 

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { svd } from '../../../src/compute/svd-op.js';
-import type { LogLevel } from '../../../src/compute/logger.js';
+import type { LogLevel } from '../../../src/compute/core/logger.js';
 import { resetLibraryCache } from '../../../src/ffi/library.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
 import { knownMatrix, optimalError, reconstructionError } from '../../unit/svd/known-spectrum.js';

@@ -14,9 +14,9 @@ import {
   wgmmaCandidates,
   wgmmaConfig,
   wgmmaPersistent,
-} from '../../../src/compute/cuda/attention-kernels.js';
-import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
-import { moduleKey } from '../../../src/compute/cuda/kernel-sources.js';
+} from '../../../src/compute/cuda/attention/attention-kernels.js';
+import { allModuleSpecs, kernelNames } from '../../../src/compute/gpu/kernel-specs.js';
+import { moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
 
 describe('attention kernel configurations', () => {
   it('pads a head dim to the next compiled one', () => {

@@ -6,7 +6,7 @@
  */
 import { expect } from 'vitest';
 import type { AttentionOptions } from '../../../src/compute/attention-op.js';
-import type { DType } from '../../../src/compute/dtype.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor.js';
 import { freshSeed, randomValues, relError } from '../compute/helpers.js';

@@ -1,4 +1,4 @@
-import type { PoolDevice, PoolEvent } from '../../../src/compute/memory-pool.js';
+import type { PoolDevice, PoolEvent } from '../../../src/compute/gpu/memory-pool.js';
 
 /** A stream for the pool tests: only identity matters. */
 export interface FakeStream {

@@ -9,8 +9,8 @@ import {
   reduceSpec,
   transposeSpec,
   unarySpec,
-} from '../../../src/compute/cuda/kernel-specs.js';
-import { defaultKernelsDir, KernelSources, moduleKey } from '../../../src/compute/cuda/kernel-sources.js';
+} from '../../../src/compute/gpu/kernel-specs.js';
+import { defaultKernelsDir, KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
 import { InvalidArgumentError } from '../../../src/errors.js';
 
 describe('kernel specialisations', () => {

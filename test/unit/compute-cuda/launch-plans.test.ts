@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { BroadcastPlan } from '../../../src/compute/backend.js';
-import type { DType } from '../../../src/compute/dtype.js';
-import { makeView, type TensorView } from '../../../src/compute/tensor-view.js';
-import { kernelNames, rowKernelNames, softmaxSpec } from '../../../src/compute/cuda/kernel-specs.js';
+import type { BroadcastPlan } from '../../../src/compute/backend/backend.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
+import { makeView, type TensorView } from '../../../src/compute/core/view.js';
+import { kernelNames, rowKernelNames, softmaxSpec } from '../../../src/compute/gpu/kernel-specs.js';
 import {
   accessKind,
   aligned16,
@@ -17,7 +17,7 @@ import {
   planSplitSoftmax,
   planStagedSoftmax,
   planTranspose,
-} from '../../../src/compute/cuda/launch-plans.js';
+} from '../../../src/compute/gpu/launch-plans.js';
 
 const buffer = { byteLength: 1 << 30 };
 const view = (dtype: DType, shape: number[], offset = 0): TensorView => makeView(buffer, dtype, shape, offset);

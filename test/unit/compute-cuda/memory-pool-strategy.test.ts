@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { MemoryPool, type PoolBlock, type PoolStrategy } from '../../../src/compute/memory-pool.js';
+import { MemoryPool, type PoolBlock, type PoolStrategy } from '../../../src/compute/gpu/memory-pool.js';
 import { FakeDevice, type FakeStream } from './fake-pool-device.js';
 
 const stream: FakeStream = { name: 'default' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, OutOfMemoryError } from '../../../src/errors.js';
-import { MemoryPool, roundBlockSize, sizeClassOf, type PoolStrategy } from '../../../src/compute/memory-pool.js';
+import { MemoryPool, roundBlockSize, sizeClassOf, type PoolStrategy } from '../../../src/compute/gpu/memory-pool.js';
 import { FakeDevice, type FakeStream } from './fake-pool-device.js';
 
 const MiB = 2 ** 20;

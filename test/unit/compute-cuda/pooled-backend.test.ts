@@ -3,10 +3,10 @@
  * recording fake runtime: no GPU needed. The real runtimes run it in the GPU suite.
  */
 import { describe, expect, it } from 'vitest';
-import { PooledBackend, type PooledRuntime, type PooledStream } from '../../../src/compute/cuda/pooled-backend.js';
-import type { OpKernel } from '../../../src/compute/cuda/op-context.js';
-import { SegmentMemory } from '../../../src/compute/segment-memory.js';
-import type { TensorView } from '../../../src/compute/tensor-view.js';
+import { PooledBackend, type PooledRuntime, type PooledStream } from '../../../src/compute/gpu/pooled-backend.js';
+import type { OpKernel } from '../../../src/compute/gpu/launch-context.js';
+import { SegmentMemory } from '../../../src/compute/gpu/segment-memory.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
 import { DisposedError, InvalidArgumentError } from '../../../src/errors.js';
 
 /** What the fake runtime was asked to do, in order. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { broadcastShapes, planBroadcast } from '../../../src/compute/broadcast.js';
+import { broadcastShapes, planBroadcast } from '../../../src/compute/core/broadcast.js';
 
 describe('broadcastShapes', () => {
   it('follows NumPy rules', () => {

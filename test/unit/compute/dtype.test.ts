@@ -9,7 +9,7 @@ import {
   fromF16Array,
   toBf16Array,
   toF16Array,
-} from '../../../src/compute/dtype.js';
+} from '../../../src/compute/core/dtype.js';
 
 /** IEEE binary16 decoded by its definition, independently of the library's table. */
 function decodeHalf(h: number): number {

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { DType } from '../../../src/compute/dtype.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
 
 /** Norm-wise bounds for elementwise-ish ops, from the project's rules. */
 export const TOLERANCE: Record<Exclude<DType, 'i32'>, number> = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Logger, type LogLevel } from '../../../src/compute/logger.js';
+import { Logger, type LogLevel } from '../../../src/compute/core/logger.js';
 
 describe('Logger', () => {
   it('delivers messages at or above its level only', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolvePoolLimit } from '../../../src/compute/pool-limit.js';
+import { resolvePoolLimit } from '../../../src/compute/core/pool-limit.js';
 
 describe('resolvePoolLimit', () => {
   it('prefers the option, then the environment, else none', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { f32ToBf16Bits, f32ToF16Bits } from '../../../src/compute/dtype.js';
+import { f32ToBf16Bits, f32ToF16Bits } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { DisposedError } from '../../../src/errors.js';
 import { cpuCompute, FLOAT_DTYPES, freshSeed, product, randomValues } from './helpers.js';

@@ -2,7 +2,7 @@
  * GRU checks against the float64 reference, written once for any backend: the CPU unit tests
  * and the GPU tests run the same functions at different sizes. Each returns the norm-wise error.
  */
-import type { DType } from '../../../src/compute/dtype.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { GruPath } from '../../../src/compute/gru-op.js';
 import type { Tensor } from '../../../src/compute/tensor.js';

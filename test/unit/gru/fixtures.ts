@@ -3,7 +3,7 @@
  * actually hold (after rounding to their dtype) in the form the float64 reference takes.
  */
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../../../src/compute/dtype.js';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../../../src/compute/core/dtype.js';
 import type { GruLayerWeights } from '../../../src/compute/gru-op.js';
 import type { Tensor } from '../../../src/compute/tensor.js';
 import { randomValues } from '../compute/helpers.js';

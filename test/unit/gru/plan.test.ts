@@ -9,8 +9,8 @@ import {
   persistentSharedBytes,
   planFused,
   planPersistent,
-} from '../../../src/compute/cuda/gru-plan.js';
-import { gruFusedSpec, gruKernelNames, gruModuleSpecs } from '../../../src/compute/cuda/gru-kernels.js';
+} from '../../../src/compute/cuda/gru/gru-plan.js';
+import { gruFusedSpec, gruKernelNames, gruModuleSpecs } from '../../../src/compute/cuda/gru/gru-kernels.js';
 
 const H200_SHARED = 232448 - 1024;
 /** An H200-like device: 132 SMs, as many 256-thread blocks per SM as shared memory allows (≤ 8). */

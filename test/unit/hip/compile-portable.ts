@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
-import { KernelSources, moduleKey } from '../../../src/compute/cuda/kernel-sources.js';
-import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import { KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
+import { allModuleSpecs, kernelNames } from '../../../src/compute/gpu/kernel-specs.js';
 import { compileHipKernelModule } from '../../../src/compute/hip/hip-kernel-sources.js';
-import { isPortableKernel } from '../../../src/compute/kernel-portability.js';
+import { isPortableKernel } from '../../../src/compute/gpu/kernel-portability.js';
 
 const sources = new KernelSources();
 

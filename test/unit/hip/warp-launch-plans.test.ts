@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planReduce, planRowKernel } from '../../../src/compute/cuda/launch-plans.js';
-import type { TensorView } from '../../../src/compute/tensor-view.js';
+import { planReduce, planRowKernel } from '../../../src/compute/gpu/launch-plans.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
 
 const view = { offset: 0, dtype: 'f32', size: 0 } as unknown as TensorView;
 

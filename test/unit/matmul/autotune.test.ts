@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../../../src/compute/autotune.js';
+import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../../../src/compute/gpu/autotune.js';
 
 function record(choice: string, kernelMs = 1): AutotuneRecord {
   return { choice, kernel: choice === 'cublas' ? 'mma64x64x32w2x2s3' : choice, kernelMs, candidates: { [choice]: kernelMs }, measuredAt: '2026-01-01T00:00:00.000Z' };

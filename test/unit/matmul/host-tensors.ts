@@ -2,10 +2,10 @@
  * Host tensors for the matmul unit tests: TensorViews over plain ArrayBuffers,
  * seeded random fills, and reading values back as float64.
  */
-import type { DType } from '../../../src/compute/dtype.js';
-import { bf16BitsToF32, dtypeSize, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../../../src/compute/dtype.js';
-import type { TensorView } from '../../../src/compute/tensor-view.js';
-import { makeView, shapeSize } from '../../../src/compute/tensor-view.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
+import { bf16BitsToF32, dtypeSize, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../../../src/compute/core/dtype.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
+import { makeView, shapeSize } from '../../../src/compute/core/view.js';
 import type { HostMatmulIO } from '../../../src/compute/cpu/matmul.js';
 
 export interface HostBuffer {

@@ -5,13 +5,13 @@
  * Skips where no NVRTC loads; CI installs Debian's NVRTC 11.8.
  */
 import { describe, expect, it } from 'vitest';
-import { compileKernelModule, KernelSources } from '../../../src/compute/cuda/kernel-sources.js';
+import { compileKernelModule, KernelSources } from '../../../src/compute/gpu/kernel-sources.js';
 import {
   candidateConfigs,
   kernelSource,
   type MatmulConfig,
   type MatmulVariant,
-} from '../../../src/compute/cuda/matmul-kernels.js';
+} from '../../../src/compute/cuda/matmul/matmul-kernels.js';
 import { nvrtcAvailable } from '../nvrtc/nvrtc-available.js';
 
 const sources = new KernelSources();

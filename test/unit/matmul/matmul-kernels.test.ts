@@ -15,7 +15,7 @@ import {
   WGMMA_CONFIGS,
   type MatmulConfig,
   type MatmulVariant,
-} from '../../../src/compute/cuda/matmul-kernels.js';
+} from '../../../src/compute/cuda/matmul/matmul-kernels.js';
 
 const H200_SMEM_OPTIN = 232448;
 

@@ -10,12 +10,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors.js';
 import { cpuBuffer } from '../../../src/compute/cpu/element-io.js';
-import { DenseLinalgError, type DenseLinalg } from '../../../src/compute/dense-linalg.js';
+import { DenseLinalgError, type DenseLinalg } from '../../../src/compute/backend/dense-linalg.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { jacobiSvd } from '../../../src/compute/linalg/jacobi-svd.js';
 import { orthonormalizeTail } from '../../../src/compute/linalg/orthonormal-columns.js';
 import { svd } from '../../../src/compute/svd-op.js';
-import type { TensorView } from '../../../src/compute/tensor-view.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
 import { cpuCompute, freshSeed } from '../compute/helpers.js';
 import { knownMatrix, optimalError, reconstructionError } from './known-spectrum.js';
 import { expectOrthonormal, expectRecovered, maxRelativeError, recorder, runSvd, toHost } from './svd-checks.js';

@@ -7,12 +7,12 @@
  * The Hopper kernel reads q, k and v through TMA tensor maps encoded here per launch. The only
  * memory used besides the inputs and outputs is the kernels' shared memory.
  */
-import type { BoundKernel, Kernel } from '../../driver/kernel.js';
-import { Module } from '../../driver/module.js';
-import { GpuError } from '../../errors.js';
-import { bytes, f32, i32, ptr, type ArgType } from '../../ffi/kernel-args.js';
-import type { AttentionParams } from '../attention-op.js';
-import type { TensorView } from '../tensor-view.js';
+import type { BoundKernel, Kernel } from '../../../driver/kernel.js';
+import { Module } from '../../../driver/module.js';
+import { GpuError } from '../../../errors.js';
+import { bytes, f32, i32, ptr, type ArgType } from '../../../ffi/kernel-args.js';
+import type { AttentionParams } from '../../attention-op.js';
+import type { TensorView } from '../../core/view.js';
 import {
   attentionConfigName,
   attentionSharedBytes,
@@ -29,9 +29,9 @@ import {
   type AttentionKernelConfig,
   type WgmmaAttentionConfig,
 } from './attention-kernels.js';
-import type { CudaBackend } from './cuda-backend.js';
-import { compileKernelModule, moduleKey, type ModuleSpec } from './kernel-sources.js';
-import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from './tensor-map.js';
+import type { CudaBackend } from '../cuda-backend.js';
+import { compileKernelModule, moduleKey, type ModuleSpec } from '../../gpu/kernel-sources.js';
+import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
 
 /** q, k, v, out, lse, keyLengths, bh0, heads, group, seqQ, seqK, headDim, scale·log2(e), causal. */
 const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f32', 'i32'];

@@ -7,10 +7,10 @@
  * thread-block clusters where the device has them.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { TensorView } from '../tensor-view.js';
+import type { TensorView } from '../core/view.js';
 import { clusterSoftmaxSpec, layerNormSpec, softmaxSpec } from './kernel-specs.js';
 import { aligned16, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax, type ClusterRowLaunch } from './launch-plans.js';
-import type { OpContext } from './op-context.js';
+import type { OpContext } from './launch-context.js';
 
 const SOFTMAX_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'i32', 'i32'];
 const SOFTMAX_SPLIT: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32'];

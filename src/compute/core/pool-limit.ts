@@ -4,7 +4,7 @@
  * binary unit: `1073741824`, `512M`, `512MiB`, `2G`, `1.5GB` (K/M/G/T all mean
  * powers of 1024).
  */
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '../../errors.js';
 
 export const POOL_LIMIT_ENV = 'GPUCOMPUTE_POOL_LIMIT';
 

@@ -9,8 +9,8 @@ import type { BoundValue } from '../../driver/kernel.js';
 import type { Dim3 } from '../../driver/launch-config.js';
 import type { Stream } from '../../driver/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { TensorView } from '../tensor-view.js';
-import type { LaunchShape, RegisteredKernel } from './kernel-registry.js';
+import type { TensorView } from '../core/view.js';
+import type { LaunchShape, RegisteredKernel } from '../cuda/kernel-registry.js';
 import type { ModuleSpec } from './kernel-sources.js';
 
 /** Device memory for the duration of one op. */

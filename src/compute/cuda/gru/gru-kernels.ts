@@ -3,9 +3,9 @@
  * launcher and the CI compile test: per float dtype, one module of the persistent and gates
  * kernels, and one module of fused step kernels per column count (GRU_FUSED_COLUMNS).
  */
-import type { DType } from '../dtype.js';
+import type { DType } from '../../core/dtype.js';
 import { FUSED_COLUMNS, fusedKernelNames } from './gru-plan.js';
-import type { ModuleSpec } from './kernel-sources.js';
+import type { ModuleSpec } from '../../gpu/kernel-sources.js';
 
 export const GRU_SOURCE = 'gru.cu';
 

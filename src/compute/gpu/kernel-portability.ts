@@ -42,7 +42,7 @@ export function isPortableKernel(file: string): boolean {
 /** Why a source is CUDA-only; undefined for portable ones. */
 export function cudaOnlyReason(file: string): string | undefined {
   if (PORTABLE.has(file)) return undefined;
-  return CUDA_ONLY[file] ?? 'not marked portable in src/compute/kernel-portability.ts';
+  return CUDA_ONLY[file] ?? 'not marked portable in src/compute/gpu/kernel-portability.ts';
 }
 
 /** The portable sources, sorted. */

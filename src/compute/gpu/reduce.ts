@@ -6,11 +6,11 @@
  * (optionally split along the axis) for a strided axis. All deterministic.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { ReduceOp, ReducePlan } from '../backend.js';
-import type { TensorView } from '../tensor-view.js';
+import type { ReduceOp, ReducePlan } from '../backend/backend.js';
+import type { TensorView } from '../core/view.js';
 import { reduceSpec } from './kernel-specs.js';
 import { planReduce } from './launch-plans.js';
-import type { OpContext } from './op-context.js';
+import type { OpContext } from './launch-context.js';
 
 const ROWS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'f32'];
 const COLS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'f32'];

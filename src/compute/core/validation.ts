@@ -3,7 +3,7 @@
  * any backend call, so every backend reports bad input with the same
  * {@link InvalidArgumentError} message.
  */
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '../../errors.js';
 import { isDType, type DType } from './dtype.js';
 
 /** `[2, 3]` style rendering used in every message. */

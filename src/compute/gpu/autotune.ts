@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { KernelCache } from '../nvrtc/kernel-cache.js';
+import { KernelCache } from '../../nvrtc/kernel-cache.js';
 
 /** What was measured for one problem class. Times are median milliseconds per product. */
 export interface AutotuneRecord {

@@ -3,9 +3,9 @@
  * alignment (so they are unit-tested without a GPU): which kernel variant,
  * and with what block and grid.
  */
-import type { BroadcastPlan, ReducePlan } from '../backend.js';
-import { dtypeSize, type DType } from '../dtype.js';
-import type { TensorView } from '../tensor-view.js';
+import type { BroadcastPlan, ReducePlan } from '../backend/backend.js';
+import { dtypeSize, type DType } from '../core/dtype.js';
+import type { TensorView } from '../core/view.js';
 
 /** Elements of one 16-byte vector access. */
 export function vectorWidth(dtype: DType): number {

@@ -4,11 +4,11 @@
  * (GC_DTYPE, GC_OP, GC_REDUCE, GC_SRC/GC_DST). Also lists every
  * specialisation an op can ask for, which the CI compile test builds.
  */
-import type { ActivationGradOp, BinaryOp, ReduceOp, UnaryOp } from '../backend.js';
-import { DTYPES, dtypeSize, type DType } from '../dtype.js';
+import type { ActivationGradOp, BinaryOp, ReduceOp, UnaryOp } from '../backend/backend.js';
+import { DTYPES, dtypeSize, type DType } from '../core/dtype.js';
 import type { ModuleSpec } from './kernel-sources.js';
-import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention-kernels.js';
-import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru-kernels.js';
+import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from '../cuda/attention/attention-kernels.js';
+import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from '../cuda/gru/gru-kernels.js';
 
 /** dtype → the code `kernels/dtype.cuh` takes in GC_DTYPE. */
 export const DTYPE_CODE: Readonly<Record<DType, string>> = { f32: 'GC_F32', f16: 'GC_F16', bf16: 'GC_BF16', i32: 'GC_I32' };

@@ -2,8 +2,8 @@
  * Event timing for the matmul autotuner: how long one call of a launch sequence takes on
  * the backend's current stream, measured on the GPU (not the host), warm.
  */
-import { Event } from '../../driver/event.js';
-import type { CudaBackend } from './cuda-backend.js';
+import { Event } from '../../../driver/event.js';
+import type { CudaBackend } from '../cuda-backend.js';
 
 /** Enough repetitions for this many milliseconds of GPU time per measurement. */
 const TARGET_MS = 2;

@@ -19,8 +19,8 @@
  *   then {@link OutOfMemoryError} reports requested, in use, limit and the
  *   device's free/total memory.
  */
-import { InvalidArgumentError, OutOfMemoryError } from '../errors.js';
-import type { PoolStats } from './backend.js';
+import { InvalidArgumentError, OutOfMemoryError } from '../../errors.js';
+import type { PoolStats } from '../backend/backend.js';
 
 /** Allocation granularity in bytes. */
 export const POOL_GRANULE = 512;

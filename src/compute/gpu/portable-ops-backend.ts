@@ -3,15 +3,15 @@
  * cast, elementwise, reductions, row ops, transpose, dropout): the CUDA and HIP backends extend
  * this class and supply the context (kernels, addresses, stream ordering, scratch) and `copy`.
  */
-import type { ActivationGradOp, BinaryOp, BroadcastPlan, ReduceOp, ReducePlan, UnaryOp } from '../backend.js';
+import type { ActivationGradOp, BinaryOp, BroadcastPlan, ReduceOp, ReducePlan, UnaryOp } from '../backend/backend.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { TensorView } from '../tensor-view.js';
+import type { TensorView } from '../core/view.js';
 import * as elementwise from './elementwise.js';
 import type { ModuleSpec } from './kernel-sources.js';
-import type { OpContext, OpKernel, Scratch } from './op-context.js';
+import type { OpContext, OpKernel, Scratch } from './launch-context.js';
 import { dropout, random } from './random.js';
 import { reduce } from './reduce.js';
-import { layerNorm, softmax } from './row-ops.js';
+import { layerNorm, softmax } from './rows.js';
 import { transpose } from './transpose.js';
 
 /** leakyRelu's slope when the caller gives none (as the CPU backend). */

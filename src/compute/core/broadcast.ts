@@ -3,9 +3,9 @@
  * {@link BroadcastPlan} with per-input strides (0 where an input repeats) and
  * adjacent dims collapsed so backends walk as few dims as possible.
  */
-import { InvalidArgumentError } from '../errors.js';
-import type { BroadcastPlan } from './backend.js';
-import { rowMajorStrides } from './tensor-view.js';
+import { InvalidArgumentError } from '../../errors.js';
+import type { BroadcastPlan } from '../backend/backend.js';
+import { rowMajorStrides } from './view.js';
 
 /** Most dims a plan may keep after collapsing (what the GPU kernels index). */
 export const MAX_BROADCAST_RANK = 6;

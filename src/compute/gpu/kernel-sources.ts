@@ -27,8 +27,8 @@ export function moduleKey(spec: ModuleSpec): string {
 }
 
 /**
- * `kernels/` next to the package root: this file lives in `src/compute/cuda/`
- * (run through tsx/vitest) or `dist/compute/cuda/` (built), three levels down
+ * `kernels/` next to the package root: this file lives in `src/compute/gpu/`
+ * (run through tsx/vitest) or `dist/compute/gpu/` (built), three levels down
  * in both cases.
  */
 export function defaultKernelsDir(): string {

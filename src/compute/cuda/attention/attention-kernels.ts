@@ -4,9 +4,9 @@
  * launcher picks for a device. Pure functions, so they are unit-tested without a GPU and the
  * same descriptions drive the NVRTC compile test in CI.
  */
-import type { DType } from '../dtype.js';
-import type { ModuleSpec } from './kernel-sources.js';
-import { DTYPE_CODE } from './kernel-specs.js';
+import type { DType } from '../../core/dtype.js';
+import type { ModuleSpec } from '../../gpu/kernel-sources.js';
+import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
 
 /** Head dims the kernels are compiled for; any other dim up to 256 runs padded to the next one. */
 export const ATTENTION_HEAD_DIMS = [32, 64, 80, 96, 128, 256] as const;

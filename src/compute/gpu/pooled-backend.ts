@@ -12,12 +12,12 @@
  * {@link PooledRuntime}, as it supplies device allocations to the pool through `SegmentMemory`.
  */
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
-import type { BackendStream, PoolStats } from '../backend.js';
-import { dtypeSize } from '../dtype.js';
-import { MemoryPool, type MemoryPoolOptions, type PoolBlock } from '../memory-pool.js';
-import type { SegmentMemory } from '../segment-memory.js';
-import type { BackendBuffer, TensorView } from '../tensor-view.js';
-import type { Scratch } from './op-context.js';
+import type { BackendStream, PoolStats } from '../backend/backend.js';
+import { dtypeSize } from '../core/dtype.js';
+import { MemoryPool, type MemoryPoolOptions, type PoolBlock } from './memory-pool.js';
+import type { SegmentMemory } from './segment-memory.js';
+import type { BackendBuffer, TensorView } from '../core/view.js';
+import type { Scratch } from './launch-context.js';
 import { PortableOpsBackend } from './portable-ops-backend.js';
 
 /** A runtime stream as a pooled backend uses it. */

@@ -5,8 +5,8 @@
  * Pure functions of their inputs, so they are unit-tested without a GPU and the same
  * descriptions drive the NVRTC compile test in CI.
  */
-import type { MatmulActivation } from '../backend.js';
-import type { DType } from '../dtype.js';
+import type { MatmulActivation } from '../../backend/backend.js';
+import type { DType } from '../../core/dtype.js';
 
 /**
  * Kernel families: CUDA-core SIMT (f32 and the pre-sm_80 fallback), mma.sync tensor cores

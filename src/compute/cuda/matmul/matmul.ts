@@ -6,19 +6,19 @@
  * it measured faster) followed by the epilogue kernel. Everything is queued on the backend's
  * current stream.
  */
-import { CublasHandle } from '../../cublas/handle.js';
-import type { Kernel } from '../../driver/kernel.js';
-import { Module } from '../../driver/module.js';
-import { occupancyMaxActiveClusters } from '../../driver/raw/occupancy.js';
-import { GpuError } from '../../errors.js';
-import { bytes, f32, i32, i64, ptr, type ArgType } from '../../ffi/kernel-args.js';
-import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../autotune.js';
-import type { MatmulParams } from '../backend.js';
-import { dtypeSize } from '../dtype.js';
-import type { TensorView } from '../tensor-view.js';
-import type { CudaBackend } from './cuda-backend.js';
-import { gridFor, type RegisteredKernel } from './kernel-registry.js';
-import { compileKernelModule, moduleKey } from './kernel-sources.js';
+import { CublasHandle } from '../../../cublas/handle.js';
+import type { Kernel } from '../../../driver/kernel.js';
+import { Module } from '../../../driver/module.js';
+import { occupancyMaxActiveClusters } from '../../../driver/raw/occupancy.js';
+import { GpuError } from '../../../errors.js';
+import { bytes, f32, i32, i64, ptr, type ArgType } from '../../../ffi/kernel-args.js';
+import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../../gpu/autotune.js';
+import type { MatmulParams } from '../../backend/backend.js';
+import { dtypeSize } from '../../core/dtype.js';
+import type { TensorView } from '../../core/view.js';
+import type { CudaBackend } from '../cuda-backend.js';
+import { gridFor, type RegisteredKernel } from '../kernel-registry.js';
+import { compileKernelModule, moduleKey } from '../../gpu/kernel-sources.js';
 import {
   ACTIVATION_CODES,
   blockThreads,
@@ -37,8 +37,8 @@ import {
   type MatmulVariant,
   type WgmmaConfig,
 } from './matmul-kernels.js';
-import { timeLaunches } from './matmul-timing.js';
-import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from './tensor-map.js';
+import { timeLaunches } from './timing.js';
+import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
 
 /** a, b, out, c, bias, m, n, k, batch strides of a, b, c, alpha, beta, activation. */
 const GEMM_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i64', 'i64', 'i64', 'f32', 'f32', 'i32'];

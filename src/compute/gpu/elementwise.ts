@@ -5,13 +5,13 @@
  * launch from the kernel's occupancy.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { ActivationGradOp, BinaryOp, BroadcastPlan, UnaryOp } from '../backend.js';
-import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../dtype.js';
-import type { TensorView } from '../tensor-view.js';
-import { gridFor } from './kernel-registry.js';
+import type { ActivationGradOp, BinaryOp, BroadcastPlan, UnaryOp } from '../backend/backend.js';
+import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtype.js';
+import type { TensorView } from '../core/view.js';
+import { gridFor } from '../cuda/kernel-registry.js';
 import { binarySpec, castSpec, FILL_SPEC, gradSpec, unarySpec } from './kernel-specs.js';
 import { accessKind, planBinary, vectorWidth } from './launch-plans.js';
-import type { OpContext } from './op-context.js';
+import type { OpContext } from './launch-context.js';
 
 /** Grid-stride kernels use blocks of at most this many threads. */
 const BLOCK_LIMIT = 512;

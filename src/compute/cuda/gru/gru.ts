@@ -18,15 +18,15 @@
  * `params.path` picks one; 'auto' takes fused for small products and steps elsewhere (autoPath in
  * gru-plan.ts, from H200 measurements in bench/notes/gru.md).
  */
-import { Graph, type GraphExec } from '../../driver/graph.js';
-import { InvalidArgumentError } from '../../errors.js';
-import type { ArgType } from '../../ffi/kernel-args.js';
-import type { MatmulParams } from '../backend.js';
-import { dtypeSize } from '../dtype.js';
-import type { GruRecurrenceParams } from '../gru-op.js';
-import type { TensorView } from '../tensor-view.js';
-import type { CudaBackend } from './cuda-backend.js';
-import type { CudaBuffer } from './cuda-backend.js';
+import { Graph, type GraphExec } from '../../../driver/graph.js';
+import { InvalidArgumentError } from '../../../errors.js';
+import type { ArgType } from '../../../ffi/kernel-args.js';
+import type { MatmulParams } from '../../backend/backend.js';
+import { dtypeSize } from '../../core/dtype.js';
+import type { GruRecurrenceParams } from '../../gru-op.js';
+import type { TensorView } from '../../core/view.js';
+import type { CudaBackend } from '../cuda-backend.js';
+import type { CudaBuffer } from '../cuda-backend.js';
 import { gruFusedSpec, gruSpec } from './gru-kernels.js';
 import {
   autoPath,
@@ -38,8 +38,8 @@ import {
   planPersistent,
   type FusedPlan,
 } from './gru-plan.js';
-import { cudaMatmul } from './matmul.js';
-import type { RegisteredKernel } from './kernel-registry.js';
+import { cudaMatmul } from '../matmul/matmul.js';
+import type { RegisteredKernel } from '../kernel-registry.js';
 
 const THREADS = PERSISTENT_THREADS;
 /** Graphs kept per backend (a steps graph holds its gh and ping-pong buffers). */

@@ -1,10 +1,10 @@
 /** Swaps the last two dims of [batch, rows, cols] on CUDA with the tiled shared-memory kernel. */
 import type { ArgType } from '../../ffi/kernel-args.js';
-import { dtypeSize } from '../dtype.js';
-import type { TensorView } from '../tensor-view.js';
+import { dtypeSize } from '../core/dtype.js';
+import type { TensorView } from '../core/view.js';
 import { transposeSpec } from './kernel-specs.js';
 import { planTranspose } from './launch-plans.js';
-import type { OpContext } from './op-context.js';
+import type { OpContext } from './launch-context.js';
 
 const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u32', 'u32', 'u32'];
 

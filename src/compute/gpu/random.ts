@@ -4,10 +4,10 @@
  * does (f32 low/span/threshold/scale), so the bits agree.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { TensorView } from '../tensor-view.js';
-import { gridFor } from './kernel-registry.js';
+import type { TensorView } from '../core/view.js';
+import { gridFor } from '../cuda/kernel-registry.js';
 import { randomSpec } from './kernel-specs.js';
-import type { OpContext } from './op-context.js';
+import type { OpContext } from './launch-context.js';
 
 const UNIFORM_SIGNATURE: readonly ArgType[] = ['ptr', 'u64', 'u32', 'u32', 'f32', 'f32'];
 const NORMAL_SIGNATURE: readonly ArgType[] = ['ptr', 'u64', 'u32', 'u32', 'f64', 'f64'];

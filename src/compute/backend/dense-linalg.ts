@@ -9,8 +9,8 @@
  * only report on the device (cuSOLVER's devInfo) land in `info`, an i32 view of one element
  * (0 on success), so the caller reads all of them back with one synchronisation at the end.
  */
-import { GpuError } from '../errors.js';
-import type { TensorView } from './tensor-view.js';
+import { GpuError } from '../../errors.js';
+import type { TensorView } from '../core/view.js';
 
 /** Device dense linear algebra (see the file comment). */
 export interface DenseLinalg {

@@ -4,17 +4,17 @@
  * validates shapes, dtypes, axes and lifetimes and computes plans, so a backend
  * only executes and never needs to re-check arguments.
  */
-import type { DType } from './dtype.js';
-import type { BackendBuffer, TensorView } from './tensor-view.js';
-import type { AttentionParams } from './attention-op.js';
+import type { DType } from '../core/dtype.js';
+import type { BackendBuffer, TensorView } from '../core/view.js';
+import type { AttentionParams } from '../attention-op.js';
 
-export type { AttentionParams } from './attention-op.js';
-import type { GruRecurrenceParams } from './gru-op.js';
+export type { AttentionParams } from '../attention-op.js';
+import type { GruRecurrenceParams } from '../gru-op.js';
 import type { DenseLinalg } from './dense-linalg.js';
 
-export type { GruRecurrenceParams } from './gru-op.js';
+export type { GruRecurrenceParams } from '../gru-op.js';
 
-export type { BackendBuffer, TensorView } from './tensor-view.js';
+export type { BackendBuffer, TensorView } from '../core/view.js';
 
 /** The platforms a backend can run on. */
 export type BackendKind = 'cuda' | 'hip' | 'metal' | 'cpu';

@@ -13,7 +13,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AttentionParams } from '../src/compute/attention-op.js';
+import type { AttentionParams } from '../src/compute/core/attention-params.js';
 import { cudaAttention, defaultAttentionConfig } from '../src/compute/cuda/attention/attention.js';
 import { attentionConfigName, mmaTuningConfigs, paddedHeadDim, wgmmaCandidates } from '../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';

@@ -10,7 +10,7 @@
  * are names from `configName` (default: every candidate of every family the device has).
  * Example: `tsx bench/matmul-configs.ts f16:4096=wgmma128x256s4c2,wgmma128x128s6 tf32:8192:nt`.
  */
-import type { MatmulParams } from '../src/compute/backend/backend.js';
+import type { MatmulParams } from '../src/compute/core/matmul-plan.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { candidateConfigs, configName, type MatmulFamily } from '../src/compute/cuda/matmul/matmul-kernels.js';
 import { cudaMatmulWithConfig } from '../src/compute/cuda/matmul/matmul.js';

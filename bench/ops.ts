@@ -17,7 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ReducePlan } from '../src/compute/backend/backend.js';
+import type { ReducePlan } from '../src/compute/core/reduce-plan.js';
 import { planBroadcast } from '../src/compute/core/broadcast.js';
 import { createCudaBackend, type CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../src/compute/core/dtype.js';

@@ -16,14 +16,12 @@
  * - f16/bf16 inputs are multiplied with f32 accumulation; softmax statistics are f32.
  */
 import { InvalidArgumentError } from '../errors.js';
+import { MAX_ATTENTION_HEAD_DIM, type AttentionParams } from './core/attention-params.js';
 import type { DType } from './core/dtype.js';
 import type { GpuCompute } from './gpu-compute.js';
 import type { Tensor } from './tensor.js';
 import type { TensorView } from './core/view.js';
-import { formatShape } from './core/validation.js';
-
-/** Largest head dim the kernels hold on chip (the CPU enforces the same limit, for one meaning everywhere). */
-export const MAX_ATTENTION_HEAD_DIM = 256;
+import { formatShape } from './core/shape.js';
 
 /** Options of {@link attention}. */
 export interface AttentionOptions {
@@ -44,29 +42,6 @@ export interface AttentionOptions {
 export interface AttentionResult<D extends DType = DType> {
   out: Tensor<D>;
   lse: Tensor<'f32'>;
-}
-
-/** One attention forward as a backend executes it. Views are dense and row-major. */
-export interface AttentionParams {
-  /** `[B, Hq, Sq, D]`. */
-  q: TensorView;
-  /** `[B, Hkv, Sk, D]`. */
-  k: TensorView;
-  v: TensorView;
-  /** `[B, Hq, Sq, D]`, the dtype of q. */
-  out: TensorView;
-  /** `[B, Hq, Sq]` f32, when asked for. */
-  lse?: TensorView;
-  /** i32 `[B]`: keys at or after `clamp(len, 0, Sk)` are masked. */
-  keyLengths?: TensorView;
-  batch: number;
-  heads: number;
-  kvHeads: number;
-  seqQ: number;
-  seqK: number;
-  headDim: number;
-  scale: number;
-  causal: boolean;
 }
 
 const ATTENTION_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];

@@ -5,19 +5,10 @@
  * executes and every backend reports bad input the same way.
  */
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import {
-  BACKEND_KINDS,
-  type ActivationGradOp,
-  type Backend,
-  type BackendKind,
-  type BackendStream,
-  type BinaryOp,
-  type DeviceInfo,
-  type PoolStats,
-  type ReduceOp,
-  type UnaryOp,
-  type MatmulActivation,
-} from './backend/backend.js';
+import { BACKEND_KINDS, type Backend, type BackendKind, type BackendStream, type DeviceInfo, type PoolStats } from './backend/backend.js';
+import { type ActivationGradOp, type BinaryOp, type UnaryOp } from './core/elementwise-ops.js';
+import { type ReduceOp } from './core/reduce-plan.js';
+import { type MatmulActivation } from './core/matmul-plan.js';
 import { openBackend, type SkippedBackend } from './backend-selection.js';
 import { broadcastShapes, planBroadcast } from './core/broadcast.js';
 import { dtypeSize, isFloatDType, toBf16Array, toF16Array, type DType } from './core/dtype.js';
@@ -41,9 +32,9 @@ import { resolvePoolLimit } from './core/pool-limit.js';
 import { selectDevice, type DeviceRequirements, type DeviceSelection } from './select-device.js';
 import { Tensor, TensorStorage, type StorageOwner } from './tensor.js';
 import type { BackendBuffer } from './core/view.js';
-import { shapeSize } from './core/view.js';
+import { shapeSize } from './core/shape.js';
+import { formatShape } from './core/shape.js';
 import {
-  formatShape,
   normalizeAxis,
   validateDType,
   validateFinite,

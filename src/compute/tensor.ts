@@ -9,8 +9,9 @@ import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { ActivationName, GeluOptions, GpuCompute, ReduceOptions } from './gpu-compute.js';
 import { dtypeSize, fromBf16Array, fromF16Array, type DType } from './core/dtype.js';
 import type { BackendBuffer, TensorView } from './core/view.js';
-import { rowMajorStrides, shapeSize } from './core/view.js';
-import { formatShape, validateShape } from './core/validation.js';
+import { rowMajorStrides, shapeSize } from './core/shape.js';
+import { formatShape } from './core/shape.js';
+import { validateShape } from './core/validation.js';
 
 /** What owns storage: frees buffers and hears about leaks. Implemented by GpuCompute. */
 export interface StorageOwner {

@@ -1,20 +1,17 @@
 /**
- * The one interface every GpuCompute backend (CUDA, CPU, later HIP and Metal)
- * implements. Ops are written once in the front-end against it: the front-end
- * validates shapes, dtypes, axes and lifetimes and computes plans, so a backend
- * only executes and never needs to re-check arguments.
+ * The one interface every GpuCompute backend implements. Ops are written once in the front-end
+ * against it: the front-end validates shapes, dtypes, axes and lifetimes and computes plans, so a
+ * backend only executes and never needs to re-check arguments. Parameter types and plans are
+ * plain data from `core/`.
  */
-import type { DType } from '../core/dtype.js';
+import type { AttentionParams } from '../core/attention-params.js';
+import type { BroadcastPlan } from '../core/broadcast.js';
+import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { GruRecurrenceParams } from '../core/gru-params.js';
+import type { MatmulParams } from '../core/matmul-plan.js';
+import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
-import type { AttentionParams } from '../attention-op.js';
-
-export type { AttentionParams } from '../attention-op.js';
-import type { GruRecurrenceParams } from '../gru-op.js';
 import type { DenseLinalg } from './dense-linalg.js';
-
-export type { GruRecurrenceParams } from '../gru-op.js';
-
-export type { BackendBuffer, TensorView } from '../core/view.js';
 
 /** The platforms a backend can run on. */
 export type BackendKind = 'cuda' | 'hip' | 'metal' | 'cpu';
@@ -48,85 +45,6 @@ export interface DeviceInfo {
 /** An ordered queue of work. Opaque; on the CPU every call is synchronous. */
 export interface BackendStream {
   readonly id: number;
-}
-
-export type UnaryOp =
-  | 'neg'
-  | 'abs'
-  | 'exp'
-  | 'log'
-  | 'sqrt'
-  | 'rsqrt'
-  | 'relu'
-  | 'leakyRelu'
-  | 'sigmoid'
-  | 'tanh'
-  | 'gelu'
-  | 'geluTanh'
-  | 'silu'
-  | 'softplus';
-
-/** Backward of an activation: out = dy * f'(x). */
-export type ActivationGradOp =
-  | 'reluGrad'
-  | 'leakyReluGrad'
-  | 'sigmoidGrad'
-  | 'tanhGrad'
-  | 'geluGrad'
-  | 'geluTanhGrad'
-  | 'siluGrad'
-  | 'softplusGrad';
-
-export type BinaryOp = 'add' | 'sub' | 'mul' | 'div' | 'max' | 'min';
-
-export type ReduceOp = 'sum' | 'mean' | 'max' | 'min' | 'argmax';
-
-/**
- * Broadcast plan computed once by the front-end: output shape and per-input
- * element strides (0 on broadcast dims), with adjacent dims already collapsed
- * (rank ≤ 6), plus a hint for fast paths.
- * `rowB`: b is `[cols]` over a `[rows, cols]` a (and `rowA` the mirror).
- */
-export interface BroadcastPlan {
-  outShape: number[];
-  aStrides: number[];
-  bStrides: number[];
-  kind: 'same' | 'scalarB' | 'scalarA' | 'rowB' | 'rowA' | 'general';
-}
-
-/** Reduce along one axis of a tensor seen as `[outer, axisLen, inner]`; 'all' is outer=1, inner=1. */
-export interface ReducePlan {
-  outer: number;
-  axisLen: number;
-  inner: number;
-}
-
-/** Activations a matmul can fuse into its epilogue. */
-export type MatmulActivation = 'relu' | 'gelu' | 'geluTanh' | 'silu' | 'sigmoid' | 'tanh';
-
-/** One (batched) matrix product, out = act(alpha·op(A)·op(B) + beta·C + bias). Owned by the matmul code. */
-export interface MatmulParams {
-  a: TensorView;
-  b: TensorView;
-  out: TensorView;
-  c?: TensorView;
-  bias?: TensorView;
-  m: number;
-  n: number;
-  k: number;
-  batch: number;
-  /** Element strides between batch entries; 0 broadcasts one matrix over the batch. */
-  aBatchStride: number;
-  bBatchStride: number;
-  cBatchStride: number;
-  transA: boolean;
-  transB: boolean;
-  alpha: number;
-  beta: number;
-  activation?: MatmulActivation;
-  precision: 'highest' | 'tf32';
-  engine: 'auto' | 'kernels' | 'cublas';
-  autotune: boolean;
 }
 
 /** Memory-pool counters; the same meaning on every backend. */
@@ -202,9 +120,9 @@ export interface Backend {
   /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
   dropout(x: TensorView, out: TensorView, p: number, seed: number): void;
   matmul(params: MatmulParams): void;
-  /** Scaled dot-product attention forward; see `attention-op.ts` for the shared semantics. */
+  /** Scaled dot-product attention forward; see `core/attention-params.ts` for the shared semantics. */
   attention(params: AttentionParams): void;
-  /** One GRU layer's recurrence over precomputed input projections; see `gru-op.ts` for the shared semantics. */
+  /** One GRU layer's recurrence over precomputed input projections; see `core/gru-params.ts` for the shared semantics. */
   gruRecurrence(params: GruRecurrenceParams): void;
   /** Device dense factorizations for `gpu.svd` (cuSOLVER on CUDA); absent or undefined where there are none, and the SVD runs its host path. */
   denseLinalg?(): DenseLinalg | undefined;
@@ -218,5 +136,3 @@ export interface Backend {
   dispose(): void;
 }
 
-/** Convenience re-export so backends import one module. */
-export type { DType };

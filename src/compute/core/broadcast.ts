@@ -4,13 +4,23 @@
  * adjacent dims collapsed so backends walk as few dims as possible.
  */
 import { InvalidArgumentError } from '../../errors.js';
-import type { BroadcastPlan } from '../backend/backend.js';
-import { rowMajorStrides } from './view.js';
+import { formatShape, rowMajorStrides } from './shape.js';
+
+/**
+ * Broadcast plan computed once by the front-end: output shape and per-input
+ * element strides (0 on broadcast dims), with adjacent dims already collapsed
+ * (rank ≤ 6), plus a hint for fast paths.
+ * `rowB`: b is `[cols]` over a `[rows, cols]` a (and `rowA` the mirror).
+ */
+export interface BroadcastPlan {
+  outShape: number[];
+  aStrides: number[];
+  bStrides: number[];
+  kind: 'same' | 'scalarB' | 'scalarA' | 'rowB' | 'rowA' | 'general';
+}
 
 /** Most dims a plan may keep after collapsing (what the GPU kernels index). */
 export const MAX_BROADCAST_RANK = 6;
-
-const formatShape = (shape: readonly number[]) => `[${shape.join(', ')}]`;
 
 /** The broadcast of two shapes under NumPy rules (align right; a dim of 1 stretches). */
 export function broadcastShapes(op: string, a: readonly number[], b: readonly number[]): number[] {

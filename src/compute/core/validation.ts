@@ -5,11 +5,7 @@
  */
 import { InvalidArgumentError } from '../../errors.js';
 import { isDType, type DType } from './dtype.js';
-
-/** `[2, 3]` style rendering used in every message. */
-export function formatShape(shape: readonly number[]): string {
-  return `[${shape.join(', ')}]`;
-}
+import { formatShape } from './shape.js';
 
 /** Checks that `shape` is an array of non-negative safe integers and returns a frozen copy. */
 export function validateShape(op: string, shape: unknown): readonly number[] {

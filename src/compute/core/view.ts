@@ -1,9 +1,9 @@
 /**
- * The plain-data description of a dense tensor that the front-end hands to a
- * backend, and the shape arithmetic every backend shares.
+ * The plain-data description of a dense tensor that the front-end hands to a backend: a
+ * backend's opaque buffer, a dtype, a shape and an element offset.
  */
-import type { DType } from './dtype.js';
-import { dtypeSize } from './dtype.js';
+import { dtypeSize, type DType } from './dtype.js';
+import { shapeSize } from './shape.js';
 
 /** Opaque, backend-specific device (or host) memory. */
 export interface BackendBuffer {
@@ -22,24 +22,6 @@ export interface TensorView {
   offset: number;
   /** Number of elements (the product of `shape`; 1 for a scalar shape `[]`). */
   size: number;
-}
-
-/** Number of elements of `shape` (1 for `[]`). */
-export function shapeSize(shape: readonly number[]): number {
-  let n = 1;
-  for (const d of shape) n *= d;
-  return n;
-}
-
-/** Row-major element strides of `shape` (the last dimension has stride 1). */
-export function rowMajorStrides(shape: readonly number[]): number[] {
-  const strides = new Array<number>(shape.length);
-  let s = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    strides[i] = s;
-    s *= shape[i]!;
-  }
-  return strides;
 }
 
 /** Builds a view; `offset` is in elements. */

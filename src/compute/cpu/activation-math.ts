@@ -3,7 +3,7 @@
  * precision. The CPU backend rounds their results to the output dtype; they
  * are the reference meaning every backend must match.
  */
-import type { UnaryOp } from '../backend/backend.js';
+import type { UnaryOp } from '../core/elementwise-ops.js';
 import { erf, erfc } from './special-functions.js';
 
 const SQRT1_2 = Math.SQRT1_2;

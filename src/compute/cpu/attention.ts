@@ -8,7 +8,7 @@
  * Arithmetic is in double precision on f32 values (f16/bf16 widened exactly) and rounds once
  * to the output dtype, so this backend is also the reference the GPU kernels are checked by.
  */
-import type { AttentionParams } from '../attention-op.js';
+import type { AttentionParams } from '../core/attention-params.js';
 import { floatTarget, loadFloat, loadInt, storeFloat } from './element-io.js';
 
 /** Query rows per block. */

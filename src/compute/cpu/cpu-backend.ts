@@ -7,23 +7,15 @@
  */
 import { availableParallelism, cpus, freemem, totalmem } from 'node:os';
 import { OutOfMemoryError } from '../../errors.js';
-import type {
-  ActivationGradOp,
-  Backend,
-  BackendStream,
-  BinaryOp,
-  BroadcastPlan,
-  DeviceInfo,
-  MatmulParams,
-  PoolStats,
-  ReduceOp,
-  ReducePlan,
-  UnaryOp,
-} from '../backend/backend.js';
+import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { Backend, BackendStream, DeviceInfo, PoolStats } from '../backend/backend.js';
+import type { BroadcastPlan } from '../core/broadcast.js';
+import type { MatmulParams } from '../core/matmul-plan.js';
+import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
-import type { AttentionParams } from '../attention-op.js';
+import type { AttentionParams } from '../core/attention-params.js';
 import { attention } from './attention.js';
-import type { GruRecurrenceParams } from '../gru-op.js';
+import type { GruRecurrenceParams } from '../core/gru-params.js';
 import { gruRecurrence } from './gru.js';
 import { CpuBuffer } from './cpu-buffer.js';
 import { cpuBuffer } from './element-io.js';

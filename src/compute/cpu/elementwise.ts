@@ -2,7 +2,8 @@
  * Elementwise CPU ops: unary math and activations, activation backward,
  * broadcasting binary ops, cast and fill.
  */
-import type { ActivationGradOp, BinaryOp, BroadcastPlan, UnaryOp } from '../backend/backend.js';
+import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { BroadcastPlan } from '../core/broadcast.js';
 import { dtypeSize, f32ToBf16Bits, f32ToF16Bits } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
 import * as act from './activation-math.js';

@@ -3,7 +3,7 @@
  * update in f64, every stored state rounded to the dtype and read back rounded, as the kernels do.
  */
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtype.js';
-import type { GruRecurrenceParams } from '../gru-op.js';
+import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { TensorView } from '../core/view.js';
 import { cpuBuffer, loadFloat } from './element-io.js';
 

@@ -14,7 +14,7 @@
  * and the epilogue rounds once to the output dtype, so this is the most
  * accurate backend and a fair reference for the GPU ones.
  */
-import type { MatmulParams } from '../backend/backend.js';
+import type { MatmulParams } from '../core/matmul-plan.js';
 import type { DType } from '../core/dtype.js';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';

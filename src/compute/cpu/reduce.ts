@@ -4,7 +4,7 @@
  * order-independent enough to be deterministic); i32 sums wrap modulo 2^32.
  * max/min propagate NaN; argmax returns the first NaN, else the first maximum.
  */
-import type { ReduceOp, ReducePlan } from '../backend/backend.js';
+import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
 import { floatTarget, loadFloat, loadInt, storeFloat } from './element-io.js';
 

@@ -5,7 +5,8 @@
  * launch from the kernel's occupancy.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { ActivationGradOp, BinaryOp, BroadcastPlan, UnaryOp } from '../backend/backend.js';
+import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { BroadcastPlan } from '../core/broadcast.js';
 import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
 import { gridFor } from '../cuda/kernel-registry.js';

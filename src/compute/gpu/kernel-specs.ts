@@ -4,7 +4,8 @@
  * (GC_DTYPE, GC_OP, GC_REDUCE, GC_SRC/GC_DST). Also lists every
  * specialisation an op can ask for, which the CI compile test builds.
  */
-import type { ActivationGradOp, BinaryOp, ReduceOp, UnaryOp } from '../backend/backend.js';
+import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { ReduceOp } from '../core/reduce-plan.js';
 import { DTYPES, dtypeSize, type DType } from '../core/dtype.js';
 import type { ModuleSpec } from './kernel-sources.js';
 import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from '../cuda/attention/attention-kernels.js';

@@ -3,7 +3,8 @@
  * alignment (so they are unit-tested without a GPU): which kernel variant,
  * and with what block and grid.
  */
-import type { BroadcastPlan, ReducePlan } from '../backend/backend.js';
+import type { BroadcastPlan } from '../core/broadcast.js';
+import type { ReducePlan } from '../core/reduce-plan.js';
 import { dtypeSize, type DType } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
 

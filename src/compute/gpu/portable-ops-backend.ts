@@ -3,7 +3,9 @@
  * cast, elementwise, reductions, row ops, transpose, dropout): the CUDA and HIP backends extend
  * this class and supply the context (kernels, addresses, stream ordering, scratch) and `copy`.
  */
-import type { ActivationGradOp, BinaryOp, BroadcastPlan, ReduceOp, ReducePlan, UnaryOp } from '../backend/backend.js';
+import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { BroadcastPlan } from '../core/broadcast.js';
+import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
 import * as elementwise from './elementwise.js';

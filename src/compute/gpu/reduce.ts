@@ -6,7 +6,7 @@
  * (optionally split along the axis) for a strided axis. All deterministic.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { ReduceOp, ReducePlan } from '../backend/backend.js';
+import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
 import { reduceSpec } from './kernel-specs.js';
 import { planReduce } from './launch-plans.js';

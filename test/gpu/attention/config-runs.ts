@@ -3,7 +3,7 @@
  * log-sum-exp poisoned (NaN) beforehand, so an element the kernel fails to write shows up.
  * Shared by the GPU tests and the compute-sanitizer driver.
  */
-import type { AttentionParams } from '../../../src/compute/attention-op.js';
+import type { AttentionParams } from '../../../src/compute/core/attention-params.js';
 import { cudaAttention } from '../../../src/compute/cuda/attention/attention.js';
 import {
   mmaTuningConfigs,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BinaryOp, TensorView, UnaryOp } from '../../../src/compute/backend/backend.js';
+import type { BinaryOp, UnaryOp } from '../../../src/compute/core/elementwise-ops.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
 import { planBroadcast } from '../../../src/compute/core/broadcast.js';
 import { DTYPES, dtypeSize, type DType } from '../../../src/compute/core/dtype.js';
 import { derivativeRef, UNARY_REFERENCE, broadcastRef } from '../../unit/compute/reference.js';

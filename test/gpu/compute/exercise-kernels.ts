@@ -17,7 +17,9 @@
  * `--shared-memory-only` runs just the kernels that use shared memory
  * (reductions, row kernels, transpose): what racecheck looks at.
  */
-import type { ActivationGradOp, BinaryOp, ReduceOp, TensorView, UnaryOp } from '../../../src/compute/backend/backend.js';
+import type { ActivationGradOp, BinaryOp, UnaryOp } from '../../../src/compute/core/elementwise-ops.js';
+import type { ReduceOp } from '../../../src/compute/core/reduce-plan.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
 import { planBroadcast } from '../../../src/compute/core/broadcast.js';
 import { createCudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import { softmax } from '../../../src/compute/gpu/rows.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReduceOp } from '../../../src/compute/backend/backend.js';
+import type { ReduceOp } from '../../../src/compute/core/reduce-plan.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor.js';

@@ -7,7 +7,7 @@
  */
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { FUSED_COLUMNS, fusedKernelNames, planFused } from '../../../src/compute/cuda/gru/gru-plan.js';
-import type { GruPath } from '../../../src/compute/gru-op.js';
+import type { GruPath } from '../../../src/compute/core/gru-params.js';
 import { checkCell, checkGru, checkRollout, read, type GruCase } from '../../unit/gru/checks.js';
 import { randomLayer, randomTensor } from '../../unit/gru/fixtures.js';
 import { refGru } from '../../unit/gru/reference.js';

@@ -7,7 +7,7 @@
  * Every result is checked against float64 too; exits non-zero on a wrong result.
  */
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { GruPath } from '../../../src/compute/gru-op.js';
+import type { GruPath } from '../../../src/compute/core/gru-params.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
 import { runGruCases } from './gru-cases.js';
 

@@ -5,7 +5,7 @@
  * (odd) extents are swept on one configuration per family, the other configurations run the
  * common layouts, short and long in k; every result is compared with a float64 reference.
  */
-import type { MatmulParams } from '../../../src/compute/backend/backend.js';
+import type { MatmulParams } from '../../../src/compute/core/matmul-plan.js';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import { candidateConfigs, configName, type MatmulFamily } from '../../../src/compute/cuda/matmul/matmul-kernels.js';
 import { cudaMatmulWithConfig } from '../../../src/compute/cuda/matmul/matmul.js';

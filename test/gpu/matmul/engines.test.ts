@@ -17,7 +17,7 @@
  * - bf16: the same with u = 3.9e-3: ≤ 1e-2.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MatmulActivation } from '../../../src/compute/backend/backend.js';
+import type { MatmulActivation } from '../../../src/compute/core/matmul-plan.js';
 import { linear, matmul, type MatmulOptions } from '../../../src/compute/matmul-op.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BroadcastPlan } from '../../../src/compute/backend/backend.js';
+import type { BroadcastPlan } from '../../../src/compute/core/broadcast.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import { makeView, type TensorView } from '../../../src/compute/core/view.js';
 import { kernelNames, rowKernelNames, softmaxSpec } from '../../../src/compute/gpu/kernel-specs.js';

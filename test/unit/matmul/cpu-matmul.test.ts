@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MatmulActivation, MatmulParams } from '../../../src/compute/backend/backend.js';
+import type { MatmulActivation, MatmulParams } from '../../../src/compute/core/matmul-plan.js';
 import { cpuMatmul } from '../../../src/compute/cpu/matmul.js';
 import type { HostBuffer } from './host-tensors.js';
 import { freshSeed } from '../compute/helpers.js';

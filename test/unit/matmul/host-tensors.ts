@@ -5,7 +5,8 @@
 import type { DType } from '../../../src/compute/core/dtype.js';
 import { bf16BitsToF32, dtypeSize, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../../../src/compute/core/dtype.js';
 import type { TensorView } from '../../../src/compute/core/view.js';
-import { makeView, shapeSize } from '../../../src/compute/core/view.js';
+import { makeView } from '../../../src/compute/core/view.js';
+import { shapeSize } from '../../../src/compute/core/shape.js';
 import type { HostMatmulIO } from '../../../src/compute/cpu/matmul.js';
 
 export interface HostBuffer {

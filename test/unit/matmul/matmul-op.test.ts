@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { linear, matmul, planMatmul } from '../../../src/compute/matmul-op.js';
+import { linear, matmul } from '../../../src/compute/matmul-op.js';
+import { planMatmul } from '../../../src/compute/core/matmul-plan.js';
 import type { Tensor } from '../../../src/compute/tensor.js';
 import { InvalidArgumentError } from '../../../src/errors.js';
 import { cpuCompute, freshSeed, randomValues } from '../compute/helpers.js';

@@ -3,7 +3,7 @@
  * broadcast batches, with its own activation definitions (erf from the test helpers, not the
  * library's), and the norm-wise relative error.
  */
-import type { MatmulActivation } from '../../../src/compute/backend/backend.js';
+import type { MatmulActivation } from '../../../src/compute/core/matmul-plan.js';
 import { referenceErf } from '../compute/helpers.js';
 
 /** An operand: its exact values and its shape as stored (before any transpose). */

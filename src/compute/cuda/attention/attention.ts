@@ -11,7 +11,7 @@ import type { BoundKernel, Kernel } from '../../../driver/kernel.js';
 import { Module } from '../../../driver/module.js';
 import { GpuError } from '../../../errors.js';
 import { bytes, f32, i32, ptr, type ArgType } from '../../../ffi/kernel-args.js';
-import type { AttentionParams } from '../../attention-op.js';
+import type { AttentionParams } from '../../core/attention-params.js';
 import type { TensorView } from '../../core/view.js';
 import {
   attentionConfigName,

@@ -21,9 +21,9 @@
 import { Graph, type GraphExec } from '../../../driver/graph.js';
 import { InvalidArgumentError } from '../../../errors.js';
 import type { ArgType } from '../../../ffi/kernel-args.js';
-import type { MatmulParams } from '../../backend/backend.js';
+import type { MatmulParams } from '../../core/matmul-plan.js';
 import { dtypeSize } from '../../core/dtype.js';
-import type { GruRecurrenceParams } from '../../gru-op.js';
+import type { GruRecurrenceParams } from '../../core/gru-params.js';
 import type { TensorView } from '../../core/view.js';
 import type { CudaBackend } from '../cuda-backend.js';
 import type { CudaBuffer } from '../cuda-backend.js';

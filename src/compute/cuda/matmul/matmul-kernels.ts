@@ -5,7 +5,7 @@
  * Pure functions of their inputs, so they are unit-tested without a GPU and the same
  * descriptions drive the NVRTC compile test in CI.
  */
-import type { MatmulActivation } from '../../backend/backend.js';
+import type { MatmulActivation } from '../../core/matmul-plan.js';
 import type { DType } from '../../core/dtype.js';
 
 /**

@@ -13,7 +13,7 @@ import { occupancyMaxActiveClusters } from '../../../driver/raw/occupancy.js';
 import { GpuError } from '../../../errors.js';
 import { bytes, f32, i32, i64, ptr, type ArgType } from '../../../ffi/kernel-args.js';
 import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../../gpu/autotune.js';
-import type { MatmulParams } from '../../backend/backend.js';
+import type { MatmulParams } from '../../core/matmul-plan.js';
 import { dtypeSize } from '../../core/dtype.js';
 import type { TensorView } from '../../core/view.js';
 import type { CudaBackend } from '../cuda-backend.js';

@@ -1,0 +1,50 @@
+/**
+ * The reductions, defined once, and how a reduction over one axis (or everything) is planned:
+ * the input seen as `[outer, axisLen, inner]`, and the output's shape.
+ */
+
+/** How one reduction is offered. */
+export interface ReduceOpDefinition {
+  /** What it computes, one line. */
+  readonly doc: string;
+  /** i32 tensors take it too. */
+  readonly int: boolean;
+}
+
+/** The reductions. */
+export const REDUCE_OPS = {
+  sum: { doc: 'sum (f32 accumulates in at least f32)', int: true },
+  mean: { doc: 'mean (NaN over an empty axis)', int: false },
+  max: { doc: 'maximum (NaN propagates)', int: true },
+  min: { doc: 'minimum (NaN propagates)', int: true },
+  argmax: { doc: 'i32 index of the first maximum (of the first NaN, if any)', int: true },
+} as const satisfies Record<string, ReduceOpDefinition>;
+
+/** A reduction's name. */
+export type ReduceOp = keyof typeof REDUCE_OPS;
+
+/** Every reduction, in table order. */
+export const REDUCE_OP_NAMES = Object.keys(REDUCE_OPS) as ReduceOp[];
+
+/** Reduce along one axis of a tensor seen as `[outer, axisLen, inner]`; all elements is outer = inner = 1. */
+export interface ReducePlan {
+  outer: number;
+  axisLen: number;
+  inner: number;
+}
+
+/**
+ * The plan and output shape of reducing `shape` over `axis` (already normalised; undefined
+ * reduces everything), keeping the reduced dims with extent 1 when `keepDims`.
+ */
+export function planReduction(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: number[] } {
+  if (axis === undefined) {
+    const size = shape.reduce((p, d) => p * d, 1);
+    return { plan: { outer: 1, axisLen: size, inner: 1 }, outShape: keepDims ? shape.map(() => 1) : [] };
+  }
+  const product = (dims: readonly number[]) => dims.reduce((p, d) => p * d, 1);
+  return {
+    plan: { outer: product(shape.slice(0, axis)), axisLen: shape[axis]!, inner: product(shape.slice(axis + 1)) },
+    outShape: keepDims ? shape.map((d, i) => (i === axis ? 1 : d)) : shape.filter((_, i) => i !== axis),
+  };
+}

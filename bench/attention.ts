@@ -18,7 +18,7 @@ import { cudaAttention, defaultAttentionConfig } from '../src/compute/cuda/atten
 import { attentionConfigName, mmaTuningConfigs, paddedHeadDim, wgmmaCandidates } from '../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
-import type { Tensor } from '../src/compute/tensor.js';
+import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { DeviceTimer } from './device-timer.js';
 import { runPython, writeReport, type BenchRow } from './report.js';
 

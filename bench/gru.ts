@@ -15,10 +15,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
-import type { GruLayerWeights } from '../src/compute/gru-op.js';
+import type { GruLayerWeights } from '../src/compute/ops/gru.js';
 import type { GruPath } from '../src/compute/core/gru-params.js';
 import { InvalidArgumentError } from '../src/errors.js';
-import type { Tensor } from '../src/compute/tensor.js';
+import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { DeviceTimer } from './device-timer.js';
 import { runPython, writeReport, type BenchRow } from './report.js';
 

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { probeCuda } from '../src/cli/probe.js';
+import { probeCuda } from '../src/compute/cuda/probe.js';
 import { tsxCommand } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,7 +42,7 @@ if (!cuda.available) {
   console.log(`No CUDA GPU here (${cuda.reason}); the benchmarks need one, so none ran.`);
   process.exit(0);
 }
-console.log(`CUDA ${cuda.driverVersion} with ${devices.map((d) => d.name).join(', ')}`);
+console.log(`CUDA ${cuda.driverVersion} with ${devices.map((d) => d.info?.deviceName ?? 'unknown').join(', ')}`);
 
 const selected = args.length > 0 ? [...new Set(args)] : Object.keys(benches);
 const outcomes: { name: string; outcome: string; seconds: number }[] = [];

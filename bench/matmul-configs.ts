@@ -15,8 +15,8 @@ import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { candidateConfigs, configName, type MatmulFamily } from '../src/compute/cuda/matmul/matmul-kernels.js';
 import { cudaMatmulWithConfig } from '../src/compute/cuda/matmul/matmul.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
-import { matmul } from '../src/compute/matmul-op.js';
-import type { Tensor } from '../src/compute/tensor.js';
+import { matmul } from '../src/compute/ops/matmul.js';
+import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { DeviceTimer } from './device-timer.js';
 
 type Kind = 'f32' | 'tf32' | 'f16' | 'bf16';
@@ -70,7 +70,7 @@ for (const arg of process.argv.slice(2)) {
   const bv = check ? (b.toArraySync() as Float32Array) : new Float32Array(0);
   const flops = 2 * s ** 3;
   const precision = kind === 'tf32' ? 'tf32' : 'highest';
-  const runCublas = () => matmul(gpu, a, b, { transB: nt, precision, engine: 'cublas', autotune: false }).dispose();
+  const runCublas = () => matmul(gpu.session, a, b, { transB: nt, precision, engine: 'cublas', autotune: false }).dispose();
   const params: MatmulParams = {
     a: a.view, b: b.view, out: out.view, m: s, n: s, k: s, batch: 1, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0,
     transA: false, transB: nt, alpha: 1, beta: 0, precision, engine: 'kernels', autotune: false,

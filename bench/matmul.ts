@@ -17,8 +17,8 @@ import { cpuMatmul } from '../src/compute/cpu/matmul.js';
 import { CpuBuffer } from '../src/compute/cpu/cpu-buffer.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
-import { linear, matmul, type MatmulOptions } from '../src/compute/matmul-op.js';
-import type { Tensor } from '../src/compute/tensor.js';
+import { linear, matmul, type MatmulOptions } from '../src/compute/ops/matmul.js';
+import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { makeView } from '../src/compute/core/view.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
 import { DeviceTimer } from './device-timer.js';
@@ -117,11 +117,11 @@ for (const p of products) {
   const bv = small ? hostValues(b) : new Float32Array(0);
   const runs = (['kernels', 'cublas'] as const).map((engine) => {
     const o = options(p.c, engine);
-    const first = matmul(gpu, a, b, o); // tunes on first use
+    const first = matmul(gpu.session, a, b, o); // tunes on first use
     // Reading 8192² operands back costs more than the check is worth; the kernels are the 4096 ones.
     if (small) wrong += checked(() => spotCheck(`${p.key} ${engine}`, first, av, bv, p.m, p.n, p.k, false, p.c));
     first.dispose();
-    return () => matmul(gpu, a, b, o).dispose();
+    return () => matmul(gpu.session, a, b, o).dispose();
   });
   // Ours and cuBLAS in alternating batches, so both run at the same clocks.
   const [kernelsUs, cublasUs] = timer.interleaved(runs, { warmup: 2, targetMs: 30, reps: 5 });
@@ -142,10 +142,10 @@ for (const c of ['f32', 'f16', 'bf16'] as const) {
   const x = gpu.rand([32, 64], { dtype, low: -1, high: 1 });
   const w = gpu.rand([128, 64], { dtype, low: -1, high: 1 });
   const bias = gpu.rand([128], { dtype, low: -1, high: 1 });
-  const y = linear(gpu, x, w, bias, 'relu');
+  const y = linear(gpu.session, x, w, bias, 'relu');
   wrong += checked(() => spotCheck(`linear ${c}`, y, hostValues(x), hostValues(w), 32, 128, 64, true, c, hostValues(bias), true));
   y.dispose();
-  linearTimes.set(c, timeDevice(() => linear(gpu, x, w, bias, 'relu').dispose()));
+  linearTimes.set(c, timeDevice(() => linear(gpu.session, x, w, bias, 'relu').dispose()));
   anchorCases.push({ key: `linear-${c}`, kind: 'linear', dtype: c, m: 32, n: 128, k: 64 });
   for (const t of [x, w, bias]) t.dispose();
 }

@@ -22,7 +22,7 @@ import { planBroadcast } from '../src/compute/core/broadcast.js';
 import { createCudaBackend, type CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../src/compute/core/dtype.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
-import type { Tensor } from '../src/compute/tensor.js';
+import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { PinnedBuffer } from '../src/driver/pinned-buffer.js';
 import { memcpyHtoDAsync } from '../src/driver/raw/memory.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';

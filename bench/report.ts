@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { probeCuda } from '../src/cli/probe.js';
+import { probeCuda } from '../src/compute/cuda/probe.js';
 
 /** Unit of a measurement. Throughputs are higher-is-better, times (`us`, `ms`) lower-is-better. */
 export type BenchUnit = 'GB/s' | 'TFLOP/s' | 'us' | 'ms';
@@ -95,7 +95,7 @@ function cudaMeta(): Record<string, unknown> {
   const { backend, devices } = probeCuda({ freeMemory: false });
   if (!backend.library.found) return {};
   return {
-    gpus: devices.map((d) => d.name),
+    gpus: devices.map((d) => d.info?.deviceName ?? 'unknown'),
     cudaDriver: backend.driverVersion,
     nvidiaDriver: backend.displayDriverVersion,
     nvrtc: backend.nvrtc.version,

@@ -14,7 +14,7 @@ import { clusterSoftmaxLaunch, planClusterSoftmax, type ClusterRowLaunch } from 
 import { clusterSoftmax, softmax } from '../src/compute/gpu/rows.js';
 import { dtypeSize, fromBf16Array, type DType } from '../src/compute/core/dtype.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
-import type { Tensor } from '../src/compute/tensor.js';
+import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { DeviceTimer } from './device-timer.js';
 import { runPython } from './report.js';
 

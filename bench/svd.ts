@@ -28,10 +28,10 @@ import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import { coreSvd } from '../src/compute/linalg/core-svd.js';
 import { choleskyStep } from '../src/compute/linalg/guarded-cholesky.js';
-import { svd, type SvdOptions, type SvdRoute, type SvdStageProbe } from '../src/compute/svd-op.js';
+import { svd, type SvdOptions, type SvdRoute, type SvdStageProbe } from '../src/compute/ops/svd.js';
 import { Event } from '../src/driver/index.js';
 import { CusolverHandle } from '../src/cusolver/handle.js';
-import { Tensor } from '../src/compute/tensor.js';
+import { Tensor } from '../src/compute/tensor/tensor.js';
 import { DeviceTimer } from './device-timer.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
 
@@ -125,7 +125,7 @@ function stageTimes(a: Tensor<'f32'>, options: SvdOptions, route: SvdRoute): { d
   };
   gpu.synchronize();
   stamp();
-  const r = svd(gpu, a, options, route, probe);
+  const r = svd(gpu.session, a, options, route, probe);
   gpu.synchronize();
   r.u.dispose();
   r.s.dispose();
@@ -208,7 +208,7 @@ try {
       };
       const us = timer.time(call, { warmup: 2, targetMs: 0, reps: 9 });
       const hostRoute = () => {
-        const r = svd(gpu, a, options, 'host');
+        const r = svd(gpu.session, a, options, 'host');
         r.u.dispose();
         r.s.dispose();
         r.v.dispose();
@@ -217,7 +217,7 @@ try {
       const routeMs = (route: SvdRoute) =>
         timer.time(
           () => {
-            const r = svd(gpu, a, options, route);
+            const r = svd(gpu.session, a, options, route);
             r.u.dispose();
             r.s.dispose();
             r.v.dispose();
@@ -260,7 +260,7 @@ try {
         const at = (route: SvdRoute) =>
           timer.time(
             () => {
-              const r = svd(gpu, inputs[i]!, options, route);
+              const r = svd(gpu.session, inputs[i]!, options, route);
               r.u.dispose();
               r.s.dispose();
               r.v.dispose();

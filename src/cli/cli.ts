@@ -3,6 +3,7 @@
  * from `main.ts` so it can run in-process (tests pass their own output sinks
  * and probe).
  */
+import { BACKENDS } from '../compute/backends.js';
 import { packageVersion, probeAll, type InfoReport } from './probe.js';
 import { renderInfo } from './render.js';
 
@@ -19,7 +20,7 @@ export const ExitCode = { ok: 0, usage: 2 } as const;
 export const usage = `Usage: gpucompute <command> [options]
 
 Commands:
-  info            Show each backend (CUDA, HIP, Metal, CPU): available, or why not;
+  info            Show each backend (${BACKENDS.map((b) => b.title).join(', ')}): available, or why not;
                   then every GPU with its capabilities.
   help            Show this help.
 

@@ -1,18 +1,12 @@
 /**
  * GpuCompute: tensors and ops on the best local device, with a CPU fallback.
+ * @module gpucompute/compute
  */
 export { GpuCompute } from './gpu-compute.js';
-export type {
-  ActivationName,
-  GeluOptions,
-  GpuComputeOptions,
-  RandnOptions,
-  RandOptions,
-  ReduceOptions,
-  TensorData,
-} from './gpu-compute.js';
-export { Tensor } from './tensor.js';
-export type { HostArray, RawHostArray } from './tensor.js';
+export type { GpuComputeOptions, PlainUnaryMethods } from './gpu-compute.js';
+export { Tensor } from './tensor/tensor.js';
+export type { HostArray, RawHostArray, TensorOwner } from './tensor/tensor.js';
+export type { PlainUnaryTensorMethods } from './tensor-methods.js';
 export {
   DTYPES,
   dtypeSize,
@@ -28,26 +22,49 @@ export {
   fromBf16Array,
 } from './core/dtype.js';
 export type { DType } from './core/dtype.js';
-export { BACKEND_KINDS } from './backend/backend.js';
-export type { Backend, BackendKind, BackendStream, DeviceInfo, PoolStats } from './backend/backend.js';
+export { UNARY_OPS, BINARY_OPS, ACTIVATION_GRAD } from './core/elementwise-ops.js';
+export type {
+  ActivationGradOp,
+  ActivationName,
+  BinaryOp,
+  BinaryOpDefinition,
+  PlainUnaryOp,
+  UnaryOp,
+  UnaryOpDefinition,
+} from './core/elementwise-ops.js';
+export { REDUCE_OPS } from './core/reduce-plan.js';
+export type { ReduceOp, ReduceOpDefinition, ReducePlan } from './core/reduce-plan.js';
 export type { BackendBuffer, TensorView } from './core/view.js';
 export type { BroadcastPlan } from './core/broadcast.js';
-export type { ActivationGradOp, BinaryOp, UnaryOp } from './core/elementwise-ops.js';
-export type { ReduceOp, ReducePlan } from './core/reduce-plan.js';
+export { MATMUL_ACTIVATIONS } from './core/matmul-plan.js';
 export type { MatmulActivation, MatmulParams } from './core/matmul-plan.js';
-export { BackendUnavailableError, AUTO_ORDER } from './backend-selection.js';
-export type { SkippedBackend } from './backend-selection.js';
+export { MAX_ATTENTION_HEAD_DIM } from './core/attention-params.js';
+export type { AttentionParams } from './core/attention-params.js';
+export type { GruPath, GruRecurrenceParams } from './core/gru-params.js';
+export type { Backend, BackendCore, BackendStream, DeviceInfo, OptionalOp, OptionalOps, PoolStats } from './backend/backend.js';
+export type { ComposedBackend } from './backend/composed-ops.js';
+export { DenseLinalgError } from './backend/dense-linalg.js';
+export type { DenseLinalg } from './backend/dense-linalg.js';
+export { BackendUnavailableError } from './backend/registration.js';
+export type { BackendProbe, BackendRegistration, OpenOptions, ProbedDevice, ProbeOptions } from './backend/registration.js';
+export { BACKENDS, BACKEND_KINDS } from './backends.js';
+export type { BackendKind } from './backends.js';
+export { supportTable } from './support.js';
+export type { OpSupport, SupportTable } from './support.js';
+export type { SkippedBackend } from './selection.js';
 export { selectDevice } from './select-device.js';
-export type { DeviceCandidate, DeviceRequirements, DeviceSelection } from './select-device.js';
+export type { DeviceCandidate, DeviceRejection, DeviceRequirements, DeviceSelection } from './select-device.js';
 export { Logger } from './core/logger.js';
 export type { LogLevel, LogLevelSetting, LoggerFunction } from './core/logger.js';
 export { CpuBackend } from './cpu/cpu-backend.js';
+export type { CpuBackendOptions } from './cpu/cpu-backend.js';
 export { philox4x32 } from './cpu/philox.js';
-export { MATMUL_ACTIVATIONS } from './core/matmul-plan.js';
-export type { MatmulOptions } from './matmul-op.js';
-export { MAX_ATTENTION_HEAD_DIM } from './core/attention-params.js';
-export type { AttentionParams } from './core/attention-params.js';
-export type { AttentionOptions, AttentionResult } from './attention-op.js';
+export type { TensorData } from './ops/creation.js';
+export type { ActivationGradOptions, GeluOptions } from './ops/elementwise.js';
+export type { RandOptions, RandnOptions } from './ops/random.js';
+export type { ReduceOptions } from './ops/reduce.js';
+export type { MatmulOptions } from './ops/matmul.js';
+export type { AttentionOptions, AttentionResult } from './ops/attention.js';
 export type {
   GruCommonOptions,
   GruLayerNorm,
@@ -58,8 +75,6 @@ export type {
   GruRolloutOptions,
   GruRolloutResult,
   GruWeights,
-} from './gru-op.js';
-export type { GruPath, GruRecurrenceParams } from './core/gru-params.js';
-export { FULL_SVD_MAX_DIM, SVD_DEFAULTS } from './svd-op.js';
-export type { SvdOptions, SvdResult } from './svd-op.js';
-export { DenseLinalgError } from './backend/dense-linalg.js';
+} from './ops/gru.js';
+export { FULL_SVD_MAX_DIM, SVD_DEFAULTS } from './ops/svd.js';
+export type { SvdOptions, SvdResult } from './ops/svd.js';

@@ -1,15 +1,15 @@
 /**
- * Device selection for schedulers: enumerate the local devices (every CUDA
- * and HIP device the runtimes report, plus the CPU), drop those that miss the
- * requirements, and pick the least loaded of the rest.
+ * Device selection for schedulers: enumerate the local devices (every device each registered
+ * backend's probe reports, the CPU among them), drop those that miss the requirements, and pick
+ * the least loaded of the rest.
  *
  * Load is read as free memory (no NVML binding yet, so SM utilisation is not
  * available). GPUs rank before the CPU whatever their free memory: a caller
  * who accepts the CPU as a platform still wants a GPU when one qualifies.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { BACKEND_KINDS, type BackendKind, type DeviceInfo } from './backend/backend.js';
-import { CpuBackend } from './cpu/cpu-backend.js';
+import type { DeviceInfo } from './backend/backend.js';
+import { BACKEND_KINDS, registration, type BackendKind } from './backends.js';
 
 /** What a caller needs from a device. Every field is optional. */
 export interface DeviceRequirements {
@@ -27,7 +27,7 @@ export interface DeviceRequirements {
 
 /** A device that was looked at and not chosen, or a platform that offered none. */
 export interface DeviceRejection {
-  backend: BackendKind;
+  backend: string;
   /** Absent when the whole platform was unavailable. */
   device?: DeviceInfo;
   reason: string;
@@ -60,10 +60,11 @@ export async function selectDevice(requirements: DeviceRequirements = {}): Promi
   const candidates: DeviceCandidate[] = [];
   for (const kind of BACKEND_KINDS) {
     if (!platforms.includes(kind)) continue;
-    try {
-      for (const info of await enumerate(kind)) candidates.push({ info });
-    } catch (err) {
-      rejected.push({ backend: kind, reason: err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err) });
+    const { backend, devices } = registration(kind).probe();
+    if (!backend.available) rejected.push({ backend: kind, reason: backend.reason ?? 'unavailable' });
+    for (const device of devices) {
+      if (device.info) candidates.push({ info: device.info });
+      else rejected.push({ backend: kind, reason: `device ${device.partial.ordinal}: its capabilities could not be read (${device.error})` });
     }
   }
   for (const kind of BACKEND_KINDS) {
@@ -93,7 +94,7 @@ export async function selectDevice(requirements: DeviceRequirements = {}): Promi
   }
   return {
     chosen,
-    options: { backend: chosen.backend, device: chosen.ordinal },
+    options: { backend: chosen.backend as BackendKind, device: chosen.ordinal },
     reason: `meets the requirements with the most free memory (${gib(chosen.freeMemory)}) among ${qualified.length} qualifying device(s) of the preferred platform`,
     rejected,
   };
@@ -120,76 +121,6 @@ function unmetRequirement(info: DeviceInfo, r: DeviceRequirements): string | und
   if (r.fp16 && !info.fp16) return 'no native fp16 arithmetic';
   if (r.bf16 && !info.bf16) return 'no native bf16 arithmetic';
   return undefined;
-}
-
-/** Lists the devices of one platform, or throws why it has none. */
-async function enumerate(kind: BackendKind): Promise<DeviceInfo[]> {
-  switch (kind) {
-    case 'cuda':
-      return enumerateCuda();
-    case 'cpu': {
-      const cpu = new CpuBackend();
-      return [cpu.info()];
-    }
-    case 'hip':
-      return enumerateHip();
-    case 'metal': {
-      const { platformUnavailableReason } = await import('./backend-selection.js');
-      throw new Error(platformUnavailableReason(kind));
-    }
-  }
-}
-
-/** CUDA devices through the driver's safe tier, loaded only when CUDA is asked about. */
-async function enumerateCuda(): Promise<DeviceInfo[]> {
-  const { Device } = await import('../driver/device.js');
-  const { driverGetVersion } = await import('../driver/raw/init.js');
-  // count() loads libcuda and runs cuInit: it throws LibraryNotFoundError without a driver.
-  const count = Device.count();
-  if (count === 0) throw new Error('the CUDA driver reports no device');
-  const version = driverGetVersion();
-  const platform = `CUDA (driver API ${Math.floor(version / 1000)}.${(version % 1000) / 10})`;
-  const devices: DeviceInfo[] = [];
-  for (let ordinal = 0; ordinal < count; ordinal++) {
-    const device = Device.get(ordinal);
-    const context = device.primaryContext();
-    try {
-      const { major, minor } = device.computeCapability;
-      devices.push({
-        backend: 'cuda',
-        platform,
-        deviceName: device.name,
-        ordinal,
-        computeCapability: `${major}.${minor}`,
-        arch: device.arch,
-        totalMemory: device.totalMemory,
-        freeMemory: context.memoryInfo().free,
-        multiprocessorCount: device.multiprocessorCount,
-        tensorCores: device.supportsTensorCores,
-        fp16: device.supportsFp16,
-        bf16: device.supportsBf16,
-      });
-    } finally {
-      context.dispose();
-    }
-  }
-  return devices;
-}
-
-/** HIP devices through the HIP safe tier, loaded only when HIP is asked about. */
-async function enumerateHip(): Promise<DeviceInfo[]> {
-  const { platformUnavailableReason } = await import('./backend-selection.js');
-  const { HipDevice } = await import('../hip/device.js');
-  const { hipDeviceInfo } = await import('./hip/hip-device-info.js');
-  let count = 0;
-  try {
-    count = HipDevice.count();
-  } catch {
-    count = 0;
-  }
-  // The probe's reason names the library, hipInit's and hipGetDeviceCount's answers.
-  if (count === 0) throw new Error(platformUnavailableReason('hip'));
-  return Array.from({ length: count }, (_, ordinal) => hipDeviceInfo(HipDevice.get(ordinal)));
 }
 
 function rank(info: DeviceInfo): number {

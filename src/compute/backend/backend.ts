@@ -13,15 +13,10 @@ import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
 import type { DenseLinalg } from './dense-linalg.js';
 
-/** The platforms a backend can run on. */
-export type BackendKind = 'cuda' | 'hip' | 'metal' | 'cpu';
-
-/** Every backend kind, in the order `backend: 'auto'` tries them. */
-export const BACKEND_KINDS: readonly BackendKind[] = ['cuda', 'hip', 'metal', 'cpu'];
-
 /** The capability record an orchestrator schedules on. */
 export interface DeviceInfo {
-  backend: BackendKind;
+  /** The backend's kind, e.g. 'cuda' (see the registry, `backends.ts`). */
+  backend: string;
   /** Human-readable platform, e.g. "CUDA 13.0 (driver 580.65)" or "CPU (linux x64, Node 20.19.0)". */
   platform: string;
   deviceName: string;
@@ -40,6 +35,22 @@ export interface DeviceInfo {
   fp16: boolean;
   /** Native bf16 arithmetic (same remark as fp16). */
   bf16: boolean;
+  /** Details a GPU backend reports where it can read them (`gpucompute info` shows them). */
+  uuid?: string;
+  pciBusId?: string;
+  warpSize?: number;
+  maxThreadsPerBlock?: number;
+  memoryBusWidthBits?: number;
+  memoryClockKHz?: number;
+  clockKHz?: number;
+  sharedMemoryPerBlock?: number;
+  /** Shared memory per block after opting in (cuFuncSetAttribute). */
+  sharedMemoryPerBlockOptin?: number;
+  l2CacheSize?: number;
+  cooperativeLaunch?: boolean;
+  clusterLaunch?: boolean;
+  /** The backend's driver version (the CUDA version for CUDA devices). */
+  driverVersion?: string;
 }
 
 /** An ordered queue of work. Opaque; on the CPU every call is synchronous. */
@@ -61,15 +72,16 @@ export interface PoolStats {
 }
 
 /**
- * What a backend executes. All views are dense, row-major and already validated.
+ * What every backend executes: memory, streams, and the small core of ops that everything else
+ * is built from. All views are dense, row-major and already validated.
  *
  * Shared semantics (so every backend gives the same answer):
- * - f16/bf16 are loaded to f32, computed in f32 (the CPU may use f64) and rounded
- *   to nearest-even on store. i32 add/sub/mul/neg/abs wrap modulo 2^32.
- * - binary max/min and reductions max/min propagate NaN; argmax returns the first
- *   NaN if any, else the first maximal index.
- * - cast float → i32 truncates toward zero, saturates at ±2^31, NaN → 0; i32 → f16/bf16
- *   goes through f32.
+ * - f16/bf16 are loaded to f32, computed in f32 (the CPU may use f64) and rounded to nearest-even
+ *   on store. i32 add/sub/mul/neg/abs wrap modulo 2^32.
+ * - binary max/min and reductions max/min propagate NaN; argmax returns the first NaN if any,
+ *   else the first maximal index.
+ * - cast float → i32 truncates toward zero, saturates at ±2^31, NaN → 0; i32 → f16/bf16 goes
+ *   through f32.
  * - random: Philox4x32-10 (see `cpu/philox.ts`); uniform u = top24·2^-24 and the value is
  *   a + (b − a)·u in f32 with no FMA contraction (`__fmul_rn`/`__fadd_rn`), so it matches bit
  *   for bit; normal = a + b·z (Box–Muller).
@@ -79,8 +91,9 @@ export interface PoolStats {
  * - activations propagate NaN (relu(NaN) = NaN, as in PyTorch).
  * - The front-end never calls an op with an empty output or an empty reduced axis.
  */
-export interface Backend {
-  readonly kind: BackendKind;
+export interface BackendCore {
+  /** The backend's kind, as registered (`backends.ts`), e.g. 'cuda'. */
+  readonly kind: string;
   /** The device's capabilities, with a fresh free-memory reading. */
   info(): DeviceInfo;
   /** Allocates through the backend's caching pool. */
@@ -100,10 +113,33 @@ export interface Backend {
   cast(x: TensorView, out: TensorView): void;
   /** `alpha` is the leakyRelu slope. */
   unary(op: UnaryOp, x: TensorView, out: TensorView, alpha?: number): void;
-  activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha?: number): void;
   binary(op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void;
   /** argmax writes i32 indices. */
   reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void;
+  /** Swaps the last two dims of `[batch, rows, cols]`. */
+  transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void;
+  synchronize(): void;
+  createStream(): BackendStream;
+  /** Queues later work on `s`; refuses a stream this backend did not create. */
+  setStream(s: BackendStream): void;
+  currentStream(): BackendStream;
+  memoryStats(): PoolStats;
+  /** Releases cached, unused memory back to the device. */
+  trim(): void;
+  dispose(): void;
+}
+
+/**
+ * Ops a backend may leave out. Where one can be composed correctly from others, a backend without
+ * it gets the composition (`composed-ops.ts`: softmax, layerNorm, and attention on top of
+ * matmul); otherwise the op is unavailable on that backend, with the reason the backend gives in
+ * {@link Backend.unsupported}, and the front-end refuses it with an UnsupportedOperationError.
+ */
+export interface OptionalOps {
+  /** Backward of an activation: out = dy · f'(x). */
+  activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha?: number): void;
+  /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
+  dropout(x: TensorView, out: TensorView, p: number, seed: number): void;
   /** Over the last axis of a tensor seen as `[rows, cols]`; `log` gives logSoftmax. */
   softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void;
   layerNorm(
@@ -115,24 +151,23 @@ export interface Backend {
     cols: number,
     eps: number,
   ): void;
-  /** Swaps the last two dims of `[batch, rows, cols]`. */
-  transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void;
-  /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
-  dropout(x: TensorView, out: TensorView, p: number, seed: number): void;
   matmul(params: MatmulParams): void;
   /** Scaled dot-product attention forward; see `core/attention-params.ts` for the shared semantics. */
   attention(params: AttentionParams): void;
   /** One GRU layer's recurrence over precomputed input projections; see `core/gru-params.ts` for the shared semantics. */
   gruRecurrence(params: GruRecurrenceParams): void;
-  /** Device dense factorizations for `gpu.svd` (cuSOLVER on CUDA); absent or undefined where there are none, and the SVD runs its host path. */
-  denseLinalg?(): DenseLinalg | undefined;
-  synchronize(): void;
-  createStream(): BackendStream;
-  setStream(s: BackendStream): void;
-  currentStream(): BackendStream;
-  memoryStats(): PoolStats;
-  /** Releases cached, unused memory back to the device. */
-  trim(): void;
-  dispose(): void;
+  /**
+   * Device dense factorizations for `gpu.svd` (cuSOLVER on CUDA); undefined where the device has
+   * none at run time (the library did not load), and the SVD then runs its host path.
+   */
+  denseLinalg(): DenseLinalg | undefined;
 }
 
+/** The name of an optional op. */
+export type OptionalOp = keyof OptionalOps;
+
+/** What a backend implements: the core, and whichever optional ops it has. */
+export interface Backend extends BackendCore, Partial<OptionalOps> {
+  /** Why each optional op this backend leaves out is missing (shown in errors and the support table). */
+  readonly unsupported?: Readonly<Partial<Record<OptionalOp, string>>>;
+}

@@ -18,6 +18,7 @@ import { attention } from './attention.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import { gruRecurrence } from './gru.js';
 import { CpuBuffer } from './cpu-buffer.js';
+import { CPU_UNSUPPORTED } from './support.js';
 import { cpuBuffer } from './element-io.js';
 import * as elementwise from './elementwise.js';
 import { layerNorm } from './layer-norm.js';
@@ -52,6 +53,7 @@ const matmulIO: HostMatmulIO = {
 
 export class CpuBackend implements Backend {
   readonly kind = 'cpu' as const;
+  readonly unsupported = CPU_UNSUPPORTED;
   private readonly limitBytes: number | undefined;
   private inUseBytes = 0;
   private peakBytes = 0;

@@ -3,12 +3,12 @@
  * the same caching stream-aware memory pool and stream-ordering rules as the
  * CUDA backend, and the portable kernels of `kernels/` compiled by hiprtc for
  * the device's target and wavefront size. Ops run through the same launchers
- * as on CUDA; ops whose kernels are CUDA-only throw UnsupportedOperationError.
+ * as on CUDA; the ops whose kernels are CUDA-only it leaves out, with the reasons in `support.ts`.
  *
  * Not yet run on an AMD GPU: its compile path is tested in CI (hiprtc for
  * gfx90a and gfx1030), its launch path only by sharing the CUDA launchers.
  */
-import { InvalidArgumentError, UnsupportedOperationError } from '../../errors.js';
+import { InvalidArgumentError } from '../../errors.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import { HipDeviceBuffer } from '../../hip/device-buffer.js';
 import { HipDevice } from '../../hip/device.js';
@@ -16,10 +16,7 @@ import { HipEvent } from '../../hip/event.js';
 import { HipPinnedBuffer } from '../../hip/pinned-buffer.js';
 import { memcpyDtoDAsync, memcpyDtoHAsync, memcpyHtoDAsync } from '../../hip/raw/memory.js';
 import { HipStream } from '../../hip/stream.js';
-import type { AttentionParams } from '../core/attention-params.js';
 import type { Backend, DeviceInfo } from '../backend/backend.js';
-import type { GruRecurrenceParams } from '../core/gru-params.js';
-import type { MatmulParams } from '../core/matmul-plan.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
 import type { OpKernel } from '../gpu/launch-context.js';
 import { PooledBackend, type PooledRuntime, type PooledStream } from '../gpu/pooled-backend.js';
@@ -27,7 +24,8 @@ import type { Logger } from '../core/logger.js';
 import { resolvePoolLimit } from '../core/pool-limit.js';
 import type { TensorView } from '../core/view.js';
 import { hipSegmentMemory } from './hip-device-memory.js';
-import { hipDeviceInfo } from './hip-device-info.js';
+import { HIP_UNSUPPORTED } from './support.js';
+import { hipDeviceInfo } from './device-info.js';
 import { HipKernelRegistry } from './hip-kernel-registry.js';
 
 /** A stream of the HIP backend. */
@@ -85,6 +83,7 @@ function hipRuntime(device: HipDevice): PooledRuntime<HipStream, HipEvent> {
 /** The HIP implementation of {@link Backend}, and the op context of the shared launchers. */
 export class HipBackend extends PooledBackend<HipStream, HipEvent> implements Backend {
   readonly kind = 'hip' as const;
+  readonly unsupported = HIP_UNSUPPORTED;
   readonly device: HipDevice;
   readonly multiprocessorCount: number;
   readonly warpSize: number;
@@ -107,20 +106,6 @@ export class HipBackend extends PooledBackend<HipStream, HipEvent> implements Ba
   info(): DeviceInfo {
     this.checkOpen();
     return hipDeviceInfo(this.device);
-  }
-
-  // ------------------------------------------------------------ ops with CUDA-only kernels (memory, streams: PooledBackend)
-
-  matmul(_params: MatmulParams): void {
-    throw new UnsupportedOperationError('matmul', 'hip', 'its kernels use NVIDIA tensor-core instructions (mma.sync, wgmma) or cuBLAS');
-  }
-
-  attention(_params: AttentionParams): void {
-    throw new UnsupportedOperationError('attention', 'hip', 'its kernels use NVIDIA-only instructions (mma.sync, cp.async)');
-  }
-
-  gruRecurrence(_params: GruRecurrenceParams): void {
-    throw new UnsupportedOperationError('gru', 'hip', 'its recurrence runs on matmul and CUDA-only kernels');
   }
 
   synchronize(): void {

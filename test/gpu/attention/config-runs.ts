@@ -14,7 +14,7 @@ import {
 } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import type { AttentionCase, FloatDType } from '../../unit/attention/cases.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReduceOp } from '../../../src/compute/core/reduce-plan.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { reduceRef } from '../../unit/compute/reference.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { closePair, expectMatches, FLOAT_DTYPES, freshSeed, openPair, prng, randomValues, TOLERANCE, twin, valuesOf, type Pair } from './setup.js';

@@ -3,7 +3,7 @@ import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import { clusterSoftmaxLaunch, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax } from '../../../src/compute/gpu/launch-plans.js';
 import { softmaxSpec } from '../../../src/compute/gpu/kernel-specs.js';
 import { clusterSoftmax, softmax } from '../../../src/compute/gpu/rows.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { rowsRef } from '../../unit/compute/reference.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { closePair, expectMatches, FLOAT_DTYPES, freshSeed, openPair, randomValues, relError, twin, valuesOf, type Pair } from './setup.js';

@@ -6,7 +6,7 @@
 import { expect } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { relError, TOLERANCE } from '../../unit/compute/helpers.js';
 
 export { freshSeed, randomValues, relError, TOLERANCE, FLOAT_DTYPES, prng } from '../../unit/compute/helpers.js';

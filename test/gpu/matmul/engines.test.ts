@@ -18,9 +18,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MatmulActivation } from '../../../src/compute/core/matmul-plan.js';
-import { linear, matmul, type MatmulOptions } from '../../../src/compute/matmul-op.js';
+import { linear, matmul, type MatmulOptions } from '../../../src/compute/ops/matmul.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { referenceProduct } from '../../unit/matmul/reference.js';
 import { closePair, freshSeed, openPair, randomValues, type Pair } from '../compute/setup.js';
 import { gpuAvailable } from '../gpu-available.js';
@@ -88,7 +88,7 @@ function checkProduct(c: Case, spec: Spec, engine: MatmulOptions, label: string)
   const bias = spec.bias ? operand([n], dtype) : undefined;
   const precision = c === 'tf32' ? 'tf32' : 'highest';
   const run = (gpu: GpuCompute, pick: (x: Operand) => Tensor) =>
-    matmul(gpu, pick(a), pick(b), {
+    matmul(gpu.session, pick(a), pick(b), {
       ...o,
       ...engine,
       precision,
@@ -190,7 +190,7 @@ describe.skipIf(!gpuAvailable)('CUDA matmul', () => {
       const x = operand([32, 64], dtype);
       const w = operand([128, 64], dtype);
       const bias = operand([128], dtype);
-      const out = linear(pair.cuda, x.cuda, w.cuda, bias.cuda, 'relu');
+      const out = linear(pair.cuda.session, x.cuda, w.cuda, bias.cuda, 'relu');
       const ref = referenceProduct(x, w, { transB: true, bias: bias.values, activation: 'relu' as MatmulActivation });
       expect(distance(out.toArraySync(), ref.values) / norm(ref.values), dtype).toBeLessThan(tolerance(dtype, 64));
       for (const t of [x, w, bias]) {

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { svd } from '../../../src/compute/svd-op.js';
+import { svd } from '../../../src/compute/ops/svd.js';
 import type { LogLevel } from '../../../src/compute/core/logger.js';
 import { resetLibraryCache } from '../../../src/ffi/library.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
@@ -33,7 +33,7 @@ describe.skipIf(!gpuAvailable)('svd on cuSOLVER', () => {
     const km = knownMatrix(m, n, Array.from({ length: q }, (_, i) => 10 * 0.98 ** i), seed);
     const probe = recorder();
     using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
-    const r = toHost(svd(gpu, a, { rank: k, seed }, 'device', probe));
+    const r = toHost(svd(gpu.session, a, { rank: k, seed }, 'device', probe));
     const label = `seed ${seed}`;
     expect(probe.fallbacks, label).toEqual([]);
     expect(probe.stages.filter((st) => st === 'orthonormalise (CholeskyQR2)'), label).toHaveLength(6);
@@ -45,7 +45,7 @@ describe.skipIf(!gpuAvailable)('svd on cuSOLVER', () => {
   it('falls back to Householder QR on a zero matrix (potrf fails at the first pivot)', () => {
     const probe = recorder();
     using a = gpu.zeros([700, 500]);
-    const r = toHost(svd(gpu, a, { rank: 70 }, 'device', probe));
+    const r = toHost(svd(gpu.session, a, { rank: 70 }, 'device', probe));
     expect(probe.fallbacks).toHaveLength(1);
     expect(probe.fallbacks[0]).toMatch(/^CholeskyQR pass 1 of the sketch: the leading 1×1 Gram minor is not positive definite/);
     expect(probe.stages).toContain('orthonormalise (Householder)');
@@ -58,7 +58,7 @@ describe.skipIf(!gpuAvailable)('svd on cuSOLVER', () => {
     const [m, n, rank] = [3000, 1200, 138];
     const km = knownMatrix(m, n, [9, 7, 5, 3, 1], seed);
     using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
-    const r = toHost(svd(gpu, a, { rank, seed }, 'device'));
+    const r = toHost(svd(gpu.session, a, { rank, seed }, 'device'));
     expect(maxRelativeError(r.s, km.singularValues), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
     for (let j = km.singularValues.length; j < rank; j++) expect(Math.abs(r.s[j]!), `seed ${seed} s[${j}]`).toBeLessThanOrEqual(1e-4 * 9);
     expectOrthonormal(r, m, n, rank, `seed ${seed}`);
@@ -70,7 +70,7 @@ describe.skipIf(!gpuAvailable)('svd on cuSOLVER', () => {
     const km = knownMatrix(m, n, Array.from({ length: n }, (_, i) => 1 / Math.sqrt(i + 1)), seed);
     const probe = recorder();
     using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
-    const device = toHost(svd(gpu, a, { rank: k, seed }, 'device', probe));
+    const device = toHost(svd(gpu.session, a, { rank: k, seed }, 'device', probe));
     const householder = runSvd(gpu, km, { rank: k, seed }, 'householder');
     const host = runSvd(gpu, km, { rank: k, seed }, 'host');
     expect(probe.fallbacks, `seed ${seed}`).toEqual([]);

@@ -9,8 +9,8 @@
  * the known ones, U and V orthonormal to 1e-5). Exits non-zero on a wrong result.
  */
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { SvdRoute } from '../../../src/compute/svd-op.js';
-import { svd } from '../../../src/compute/svd-op.js';
+import type { SvdRoute } from '../../../src/compute/ops/svd.js';
+import { svd } from '../../../src/compute/ops/svd.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
 import { knownMatrix, orthonormalityError } from '../../unit/svd/known-spectrum.js';
 import { maxRelativeError, toHost } from '../../unit/svd/svd-checks.js';
@@ -28,7 +28,7 @@ for (const c of cases) {
   const km = knownMatrix(m, n, c.values, seed);
   const fallbacks: string[] = [];
   using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
-  const r = toHost(svd(gpu, a, { rank: c.rank, seed }, c.route, { mark: () => {}, fallback: (reason) => fallbacks.push(reason) }));
+  const r = toHost(svd(gpu.session, a, { rank: c.rank, seed }, c.route, { mark: () => {}, fallback: (reason) => fallbacks.push(reason) }));
   const known = Math.min(c.rank, c.values.length);
   const sError = maxRelativeError(r.s.subarray(0, known), km.singularValues.slice(0, known));
   const orthogonality = Math.max(orthonormalityError(r.u, m, c.rank), orthonormalityError(r.v, c.rank, n, true));

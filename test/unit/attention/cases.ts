@@ -5,10 +5,10 @@
  * float64 reference.
  */
 import { expect } from 'vitest';
-import type { AttentionOptions } from '../../../src/compute/attention-op.js';
+import type { AttentionOptions } from '../../../src/compute/ops/attention.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { freshSeed, randomValues, relError } from '../compute/helpers.js';
 import { referenceAttention } from './reference.js';
 

@@ -1,4 +1,4 @@
-import type { DeviceInfo, InfoReport } from '../../../src/cli/probe.js';
+import type { InfoDevice as DeviceInfo, InfoReport } from '../../../src/cli/probe.js';
 
 /** An H100 as the CUDA probe would describe it. */
 export function fakeH100(overrides: Partial<DeviceInfo> = {}): DeviceInfo {

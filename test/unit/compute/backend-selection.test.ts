@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BackendUnavailableError, platformUnavailableReason } from '../../../src/compute/backend-selection.js';
+import { BackendUnavailableError } from '../../../src/compute/backend/registration.js';
+import { probeHip } from '../../../src/compute/hip/probe.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { resetLibraryCache } from '../../../src/ffi/library.js';
 import { InvalidArgumentError, LibraryNotFoundError, OutOfMemoryError } from '../../../src/errors.js';
@@ -42,7 +43,7 @@ describe("backend: 'auto' on a machine without a GPU", () => {
 
   it('explains HIP precisely when its runtime is missing', () => {
     vi.stubEnv('GPUCOMPUTE_LIBHIP', '/nonexistent/libamdhip64.so');
-    expect(platformUnavailableReason('hip')).toMatch(
+    expect(probeHip().backend.reason).toMatch(
       /^no HIP runtime: Could not load the HIP runtime \(libamdhip64\)\. Tried: - \/nonexistent\/libamdhip64\.so: no such file/,
     );
   });

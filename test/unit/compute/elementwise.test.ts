@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { ActivationName } from '../../../src/compute/gpu-compute.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { ActivationName } from '../../../src/compute/core/elementwise-ops.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { cpuCompute, FLOAT_DTYPES, freshSeed, product, randomValues, relError, TOLERANCE } from './helpers.js';
 import { broadcastRef, derivativeRef, UNARY_REFERENCE } from './reference.js';
 

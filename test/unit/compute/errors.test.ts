@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { DisposedError, InvalidArgumentError } from '../../../src/errors.js';
 import { cpuCompute } from './helpers.js';
 

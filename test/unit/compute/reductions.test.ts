@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GpuCompute, ReduceOptions } from '../../../src/compute/gpu-compute.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import type { ReduceOptions } from '../../../src/compute/ops/reduce.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { cpuCompute, FLOAT_DTYPES, freshSeed, product, randomValues, relError, TOLERANCE } from './helpers.js';
 import { reduceRef } from './reference.js';
 

@@ -5,7 +5,7 @@
 import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { GruPath } from '../../../src/compute/core/gru-params.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { relError } from '../compute/helpers.js';
 import { flat, nest3, randomLayer, randomTensor, roundTo, type LayerFixture } from './fixtures.js';
 import { refCell, refGru } from './reference.js';

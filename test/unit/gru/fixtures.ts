@@ -4,8 +4,8 @@
  */
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../../../src/compute/core/dtype.js';
-import type { GruLayerWeights } from '../../../src/compute/gru-op.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { GruLayerWeights } from '../../../src/compute/ops/gru.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { randomValues } from '../compute/helpers.js';
 import type { RefLayer, Round } from './reference.js';
 

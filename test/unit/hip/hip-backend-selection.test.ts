@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BackendUnavailableError } from '../../../src/compute/backend-selection.js';
+import { BackendUnavailableError } from '../../../src/compute/backend/registration.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { hipRuntimeAvailable } from './hip-available.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { linear, matmul } from '../../../src/compute/matmul-op.js';
+import { linear, matmul } from '../../../src/compute/ops/matmul.js';
 import { planMatmul } from '../../../src/compute/core/matmul-plan.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { InvalidArgumentError } from '../../../src/errors.js';
 import { cpuCompute, freshSeed, randomValues } from '../compute/helpers.js';
 import { referenceProduct, relativeError, type RefOptions } from './reference.js';
@@ -87,7 +87,7 @@ describe('matmul (CPU backend)', () => {
           for (const transB of [false, true]) {
             const a = rand(transA ? [k!, m!] : [m!, k!], dtype);
             const b = rand(transB ? [n!, k!] : [k!, n!], dtype);
-            const out = matmul(gpu, a.t, b.t, { transA, transB });
+            const out = matmul(gpu.session, a.t, b.t, { transA, transB });
             check(out, referenceProduct(a, b, { transA, transB }), dtype);
             for (const t of [a.t, b.t, out]) t.dispose();
           }
@@ -108,7 +108,7 @@ describe('matmul (CPU backend)', () => {
       const b = rand(bShape);
       const c = cShape ? rand(cShape) : undefined;
       const bias = rand([bShape[bShape.length - (o.transB ? 2 : 1)]!]);
-      const out = matmul(gpu, a.t, b.t, { ...o, bias: bias.t, ...(c ? { c: c.t } : {}) });
+      const out = matmul(gpu.session, a.t, b.t, { ...o, bias: bias.t, ...(c ? { c: c.t } : {}) });
       check(out, referenceProduct(a, b, { ...o, bias: bias.values, ...(c ? { c } : {}) }));
       for (const t of [a.t, b.t, c?.t, bias.t, out]) t?.dispose();
     }
@@ -118,7 +118,7 @@ describe('matmul (CPU backend)', () => {
     for (const activation of ['relu', 'gelu', 'geluTanh', 'silu', 'sigmoid', 'tanh'] as const) {
       const a = rand([9, 8]);
       const b = rand([8, 10]);
-      const out = matmul(gpu, a.t, b.t, { activation });
+      const out = matmul(gpu.session, a.t, b.t, { activation });
       check(out, referenceProduct(a, b, { activation }));
       for (const t of [a.t, b.t, out]) t.dispose();
     }
@@ -128,7 +128,7 @@ describe('matmul (CPU backend)', () => {
     const a = gpu.zeros([3, 0]);
     const b = gpu.zeros([0, 4]);
     const c = rand([3, 4]);
-    const out = matmul(gpu, a, b, { c: c.t, beta: 2 });
+    const out = matmul(gpu.session, a, b, { c: c.t, beta: 2 });
     expect(Array.from(out.toArraySync())).toEqual(Array.from(c.values, (v) => Math.fround(2 * v)));
     for (const t of [a, b, c.t, out]) t.dispose();
   });
@@ -141,20 +141,20 @@ describe('matmul (CPU backend)', () => {
     const bias = rand([5]);
     const badBias = rand([4]);
     const bad: [() => unknown, RegExp][] = [
-      [() => matmul(gpu, a.t, h.t), /dtype mismatch: b is f16 but the product is f32/],
-      [() => matmul(gpu, a.t, i), /dtype mismatch/],
-      [() => matmul(gpu, gpu.zeros([3, 4], 'i32'), i), /a must be f32, f16 or bf16/],
-      [() => matmul(gpu, a.t, b.t, { bias: badBias.t }), /bias must be a vector \[5\]/],
-      [() => matmul(gpu, a.t, b.t, { beta: 1 }), /beta is 1 but no c was given/],
-      [() => matmul(gpu, a.t, b.t, { activation: 'swish' as never }), /unknown activation swish/],
-      [() => matmul(gpu, a.t, b.t, { precision: 'fast' as never }), /precision must be/],
-      [() => matmul(gpu, a.t, b.t, { engine: 'magma' as never }), /engine must be/],
-      [() => matmul(gpu, a.t, b.t, { transA: 1 as never }), /transA must be a boolean/],
-      [() => matmul(gpu, a.t, b.t, { alpha: NaN }), /alpha must be a finite number/],
-      [() => matmul(gpu, a.t, a.t), /inner dimensions differ/],
-      [() => matmul(gpu, a.t, {} as never), /b must be a Tensor/],
-      [() => linear(gpu, a.t, b.t), /x \[3, 4\] must end in the 5 input features/],
-      [() => linear(gpu, a.t, rand([2, 5, 4]).t), /weight must be \[out, in\]/],
+      [() => matmul(gpu.session, a.t, h.t), /dtype mismatch: b is f16 but the product is f32/],
+      [() => matmul(gpu.session, a.t, i), /dtype mismatch/],
+      [() => matmul(gpu.session, gpu.zeros([3, 4], 'i32'), i), /a must be f32, f16 or bf16/],
+      [() => matmul(gpu.session, a.t, b.t, { bias: badBias.t }), /bias must be a vector \[5\]/],
+      [() => matmul(gpu.session, a.t, b.t, { beta: 1 }), /beta is 1 but no c was given/],
+      [() => matmul(gpu.session, a.t, b.t, { activation: 'swish' as never }), /unknown activation swish/],
+      [() => matmul(gpu.session, a.t, b.t, { precision: 'fast' as never }), /precision must be/],
+      [() => matmul(gpu.session, a.t, b.t, { engine: 'magma' as never }), /engine must be/],
+      [() => matmul(gpu.session, a.t, b.t, { transA: 1 as never }), /transA must be a boolean/],
+      [() => matmul(gpu.session, a.t, b.t, { alpha: NaN }), /alpha must be a finite number/],
+      [() => matmul(gpu.session, a.t, a.t), /inner dimensions differ/],
+      [() => matmul(gpu.session, a.t, {} as never), /b must be a Tensor/],
+      [() => linear(gpu.session, a.t, b.t), /x \[3, 4\] must end in the 5 input features/],
+      [() => linear(gpu.session, a.t, rand([2, 5, 4]).t), /weight must be \[out, in\]/],
     ];
     for (const [fn, message] of bad) {
       expect(fn).toThrow(InvalidArgumentError);
@@ -162,8 +162,8 @@ describe('matmul (CPU backend)', () => {
     }
     const gone = rand([4, 5]);
     gone.t.dispose();
-    expect(() => matmul(gpu, a.t, gone.t)).toThrow(/disposed/);
-    expect(() => matmul(gpu, a.t, b.t, { bias: bias.t })).not.toThrow();
+    expect(() => matmul(gpu.session, a.t, gone.t)).toThrow(/disposed/);
+    expect(() => matmul(gpu.session, a.t, b.t, { bias: bias.t })).not.toThrow();
   });
 });
 
@@ -172,7 +172,7 @@ describe('linear (CPU backend)', () => {
     const x = rand([32, 64]);
     const w = rand([128, 64]);
     const bias = rand([128]);
-    const out = linear(gpu, x.t, w.t, bias.t, 'relu');
+    const out = linear(gpu.session, x.t, w.t, bias.t, 'relu');
     check(out, referenceProduct(x, w, { transB: true, bias: bias.values, activation: 'relu' }));
     for (const t of [x.t, w.t, bias.t, out]) t.dispose();
   });
@@ -180,10 +180,10 @@ describe('linear (CPU backend)', () => {
   it('vectors and batched inputs keep their leading dims', () => {
     const w = rand([6, 5]);
     const v = rand([5]);
-    const out1 = linear(gpu, v.t, w.t);
+    const out1 = linear(gpu.session, v.t, w.t);
     expect(out1.shape).toEqual([6]);
     const x3 = rand([2, 3, 5]);
-    const out3 = linear(gpu, x3.t, w.t, undefined, 'silu');
+    const out3 = linear(gpu.session, x3.t, w.t, undefined, 'silu');
     expect(out3.shape).toEqual([2, 3, 6]);
     check(out3.reshape([6, 6]), referenceProduct({ values: x3.values, shape: [6, 5] }, w, { transB: true, activation: 'silu' }));
     check(out1.reshape([1, 6]), referenceProduct({ values: v.values, shape: [1, 5] }, w, { transB: true }));

@@ -14,7 +14,7 @@ import { DenseLinalgError, type DenseLinalg } from '../../../src/compute/backend
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { jacobiSvd } from '../../../src/compute/linalg/jacobi-svd.js';
 import { orthonormalizeTail } from '../../../src/compute/linalg/orthonormal-columns.js';
-import { svd } from '../../../src/compute/svd-op.js';
+import { svd } from '../../../src/compute/ops/svd.js';
 import type { TensorView } from '../../../src/compute/core/view.js';
 import { cpuCompute, freshSeed } from '../compute/helpers.js';
 import { knownMatrix, optimalError, reconstructionError } from './known-spectrum.js';
@@ -166,7 +166,7 @@ describe('svd device route (column-major emulation on the CPU)', () => {
     const probe = recorder();
     using a = gpu.tensor(Float32Array.from(km.a), [m, n]);
     linalg.choleskyCalls = 0;
-    const r = toHost(svd(gpu, a, { rank, seed }, 'device', probe));
+    const r = toHost(svd(gpu.session, a, { rank, seed }, 'device', probe));
     expect(probe.fallbacks, `seed ${seed}`).toEqual([]);
     // The sketch, 2 power iterations of 2 bases, Bᵀ: 6 bases of 2 passes.
     expect(linalg.choleskyCalls).toBe(12);
@@ -185,7 +185,7 @@ describe('svd device route (column-major emulation on the CPU)', () => {
     const probe = recorder();
     using a = gpu.tensor(Float32Array.from(km.a), [110, 90]);
     linalg.choleskyFailures = 0;
-    const r = toHost(svd(gpu, a, { rank: 8, seed }, 'device', probe));
+    const r = toHost(svd(gpu.session, a, { rank: 8, seed }, 'device', probe));
     expect(linalg.choleskyFailures).toBeGreaterThan(0);
     expect(probe.fallbacks).toHaveLength(1);
     expect(probe.fallbacks[0]).toMatch(/CholeskyQR pass 1 of the sketch: the leading \d+×\d+ Gram minor is not positive definite/);
@@ -202,7 +202,7 @@ describe('svd device route (column-major emulation on the CPU)', () => {
     using a = gpu.tensor(Float32Array.from(km.a), [100, 80]);
     linalg.hidePivotFailures = true;
     try {
-      const r = toHost(svd(gpu, a, { rank: 6, seed }, 'device', probe));
+      const r = toHost(svd(gpu.session, a, { rank: 6, seed }, 'device', probe));
       expect(probe.fallbacks).toHaveLength(1);
       expect(probe.fallbacks[0]).toMatch(/U or V is off orthonormal by/);
       expect(maxRelativeError(r.s, km.singularValues), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
@@ -227,7 +227,7 @@ describe('svd device route (column-major emulation on the CPU)', () => {
     const plain = await cpuCompute();
     try {
       using a = plain.randn([20, 10], { seed: 1 });
-      expect(() => svd(plain, a, { rank: 2 }, 'device')).toThrow(InvalidArgumentError);
+      expect(() => svd(plain.session, a, { rank: 2 }, 'device')).toThrow(InvalidArgumentError);
     } finally {
       plain.dispose();
     }

@@ -1,7 +1,7 @@
 /** Running `svd` on a known matrix and checking its factors, shared by the CPU and GPU svd tests. */
 import { expect } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { svd, type SvdOptions, type SvdResult, type SvdRoute, type SvdStageProbe } from '../../../src/compute/svd-op.js';
+import { svd, type SvdOptions, type SvdResult, type SvdRoute, type SvdStageProbe } from '../../../src/compute/ops/svd.js';
 import { optimalError, orthonormalityError, reconstructionError, type KnownMatrix } from './known-spectrum.js';
 
 /** The factors of one svd call, on the host. */
@@ -25,7 +25,7 @@ export function toHost(r: SvdResult): HostSvd {
 /** `svd` of the known matrix on `gpu` (through `route` when given, else as `gpu.svd` chooses). */
 export function runSvd(gpu: GpuCompute, km: KnownMatrix, options?: SvdOptions, route?: SvdRoute): HostSvd {
   using a = gpu.tensor(Float32Array.from(km.a), [km.m, km.n]);
-  return toHost(svd(gpu, a, options, route));
+  return toHost(svd(gpu.session, a, options, route));
 }
 
 /** Largest |got − want| / want over want's entries. */

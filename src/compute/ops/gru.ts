@@ -8,14 +8,18 @@
  * backend) and one {@link Backend.gruRecurrence} call for the recurrence. Everything is checked
  * here first, so every backend reports bad input with the same {@link InvalidArgumentError}.
  */
-import { InvalidArgumentError } from '../errors.js';
-import type { DType } from './core/dtype.js';
-import type { GruPath, GruRecurrenceParams } from './core/gru-params.js';
-import type { GpuCompute } from './gpu-compute.js';
-import type { Tensor } from './tensor.js';
-import type { TensorView } from './core/view.js';
-import { formatShape } from './core/shape.js';
-import { validateSeed } from './core/validation.js';
+import { InvalidArgumentError } from '../../errors.js';
+import type { DType } from '../core/dtype.js';
+import type { GruPath, GruRecurrenceParams } from '../core/gru-params.js';
+import type { Session } from '../tensor/session.js';
+import { full } from './creation.js';
+import { binary } from './elementwise.js';
+import { linear, matmul } from './matmul.js';
+import { dropout as dropoutOp } from './random.js';
+import type { Tensor } from '../tensor/tensor.js';
+import type { TensorView } from '../core/view.js';
+import { formatShape } from '../core/shape.js';
+import { validateSeed } from '../core/validation.js';
 
 /** Layer norm of one layer's hidden state after every step (the normalised state is carried on). */
 export interface GruLayerNorm {
@@ -43,7 +47,7 @@ export interface GruLayerWeights {
 /** One layer, or a stack (layer 0 first; every layer of a stack has the same hidden size). */
 export type GruWeights = GruLayerWeights | readonly GruLayerWeights[];
 
-/** Options shared by {@link gru}, {@link gruCell} and {@link gruRollout}. */
+/** Options shared by `gpu.gru`, `gpu.gruCell` and `gpu.gruRollout`. */
 export interface GruCommonOptions {
   /**
    * 'highest' (default): f32 in full f32. 'tf32': the products may use TF32 tensor cores
@@ -67,7 +71,7 @@ export interface GruCommonOptions {
   path?: GruPath;
 }
 
-/** Options of {@link gru}. */
+/** Options of `gpu.gru`. */
 export interface GruOptions extends GruCommonOptions {
   /** Return every step's output [.., B, T, H] (default true) or only the last [.., B, H]. */
   returnSequences?: boolean;
@@ -79,7 +83,7 @@ export interface GruOptions extends GruCommonOptions {
   dropout?: { p: number; seed?: number };
 }
 
-/** Result of {@link gru}. */
+/** Result of `gpu.gru`. */
 export interface GruResult<D extends DType = DType> {
   /** The last layer's states: [B, T, H] ([E, B, T, H]), or [B, H] ([E, B, H]) without returnSequences. */
   output: Tensor<D>;
@@ -87,7 +91,7 @@ export interface GruResult<D extends DType = DType> {
   hidden: Tensor<D>;
 }
 
-/** The output layer of {@link gruRollout}: state = h·weightᵀ + bias. */
+/** The output layer of `gpu.gruRollout`: state = h·weightᵀ + bias. */
 export interface GruOutputProjection {
   /** [S, H] (or [E, S, H]). */
   weight: Tensor;
@@ -95,7 +99,7 @@ export interface GruOutputProjection {
   bias?: Tensor;
 }
 
-/** Options of {@link gruRollout}. */
+/** Options of `gpu.gruRollout`. */
 export interface GruRolloutOptions extends GruCommonOptions {
   /** Steps to predict (≥ 1). */
   steps: number;
@@ -103,7 +107,7 @@ export interface GruRolloutOptions extends GruCommonOptions {
   outputProjection: GruOutputProjection;
 }
 
-/** Result of {@link gruRollout}. */
+/** Result of `gpu.gruRollout`. */
 export interface GruRolloutResult<D extends DType = DType> {
   /** Predicted states [B, steps, S] ([E, B, steps, S]). */
   states: Tensor<D>;
@@ -126,6 +130,8 @@ interface CheckedLayer {
 
 /** A validated stack: E (undefined when not an ensemble), H and the layers. */
 interface CheckedStack {
+  /** The public op, for messages. */
+  op: string;
   ensemble: number | undefined;
   hidden: number;
   dtype: DType;
@@ -137,29 +143,29 @@ interface CheckedStack {
  * [E, B, T, in]) from h0 ([B, H] / [E, B, H] for one layer, [L, B, H] / [L, E, B, H] for a stack;
  * omitted: zeros). Matches torch.nn.GRU(batch_first=True) given the same weights.
  */
-export function gru(gpu: GpuCompute, x: Tensor, h0: Tensor | undefined, weights: GruWeights, options: GruOptions = {}): GruResult {
+export function gru(s: Session, x: Tensor, h0: Tensor | undefined, weights: GruWeights, options: GruOptions = {}): GruResult {
   const op = 'gru';
-  const stack = checkWeights(gpu, op, weights);
+  const stack = checkWeights(s, op, weights);
   const returnSequences = flag(op, 'returnSequences', options.returnSequences, true);
   const precision = checkPrecision(op, options.precision);
   const path = checkPath(op, options.path);
-  const dropout = checkDropout(gpu, op, options.dropout);
+  const dropout = checkDropout(op, options.dropout);
   const E = stack.ensemble;
-  checkInput(gpu, op, x, 'x', stack, 3);
+  checkInput(s, op, x, 'x', stack, 3);
   const [B, T] = E !== undefined && x.rank === 4 ? [x.shape[1]!, x.shape[2]!] : [x.shape[0]!, x.shape[1]!];
   if (T < 1) throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} has no timesteps`);
-  const init = initialStates(gpu, op, h0, stack, B);
+  const init = initialStates(s, op, h0, stack, B);
   const finals: Tensor[] = [];
   let input = x;
   try {
     for (let l = 0; l < stack.layers.length; l++) {
       const last = l === stack.layers.length - 1;
-      const { seq, hN } = runLayer(gpu, stack, l, input, init.layers[l]!, B, T, !last || returnSequences, { precision, path });
+      const { seq, hN } = runLayer(s, stack, l, input, init.layers[l]!, B, T, !last || returnSequences, { precision, path });
       finals.push(hN);
       let emitted = seq;
       if (dropout) {
         try {
-          emitted = gpu.dropout(seq, dropout.p, dropout.seed + l);
+          emitted = dropoutOp(s, seq, dropout.p, dropout.seed + l);
         } finally {
           seq.dispose();
         }
@@ -169,7 +175,7 @@ export function gru(gpu: GpuCompute, x: Tensor, h0: Tensor | undefined, weights:
     }
     const output = input;
     input = x;
-    return { output, hidden: stackFinals(gpu, finals, stack, init.shape) };
+    return { output, hidden: stackFinals(s, finals, stack, init.shape) };
   } finally {
     if (input !== x) input.dispose();
     for (const f of finals) f.dispose();
@@ -181,18 +187,18 @@ export function gru(gpu: GpuCompute, x: Tensor, h0: Tensor | undefined, weights:
  * One step of one GRU layer (torch.nn.GRUCell): x [B, in] and h [B, H] (an ensemble: x [B, in]
  * or [E, B, in], h [E, B, H]) give the new state, shaped like h.
  */
-export function gruCell(gpu: GpuCompute, x: Tensor, h: Tensor, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor {
+export function gruCell(s: Session, x: Tensor, h: Tensor, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor {
   const op = 'gruCell';
   if (Array.isArray(weights)) throw new InvalidArgumentError(`${op}: takes one layer's weights, not a stack`);
-  const stack = checkWeights(gpu, op, weights);
+  const stack = checkWeights(s, op, weights);
   const precision = checkPrecision(op, options.precision);
   const path = checkPath(op, options.path);
-  checkInput(gpu, op, x, 'x', stack, 2);
+  checkInput(s, op, x, 'x', stack, 2);
   const B = stack.ensemble !== undefined && x.rank === 3 ? x.shape[1]! : x.shape[0]!;
-  const init = initialStates(gpu, op, h, stack, B);
+  const init = initialStates(s, op, h, stack, B);
   const xs = x.reshape(stack.ensemble !== undefined && x.rank === 3 ? [x.shape[0]!, B, 1, x.shape[2]!] : [B, 1, x.shape[x.rank - 1]!]);
   try {
-    const { seq, hN } = runLayer(gpu, stack, 0, xs, init.layers[0]!, B, 1, false, { precision, path });
+    const { seq, hN } = runLayer(s, stack, 0, xs, init.layers[0]!, B, 1, false, { precision, path });
     seq.dispose();
     try {
       return hN.reshape(h.shape);
@@ -211,7 +217,7 @@ export function gruCell(gpu: GpuCompute, x: Tensor, h: Tensor, weights: GruLayer
  * `outputProjection` and feeds that prediction back as the next input.
  */
 export function gruRollout(
-  gpu: GpuCompute,
+  s: Session,
   state: Tensor,
   h0: Tensor | undefined,
   weights: GruWeights,
@@ -219,29 +225,35 @@ export function gruRollout(
 ): GruRolloutResult {
   const op = 'gruRollout';
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options with steps and outputProjection are required`);
-  const stack = checkWeights(gpu, op, weights);
+  const stack = checkWeights(s, op, weights);
   const precision = checkPrecision(op, options.precision);
   const path = checkPath(op, options.path);
   const steps = options.steps;
   if (!Number.isSafeInteger(steps) || steps < 1) throw new InvalidArgumentError(`${op}: steps must be an integer ≥ 1, got ${String(steps)}`);
-  checkInput(gpu, op, state, 'state', stack, 2);
+  checkInput(s, op, state, 'state', stack, 2);
   const E = stack.ensemble;
   const S = stack.layers[0]!.input;
   const B = E !== undefined && state.rank === 3 ? state.shape[1]! : state.shape[0]!;
-  const projection = checkProjection(gpu, op, options.outputProjection, stack, S);
-  const init = initialStates(gpu, op, h0, stack, B);
+  const projection = checkProjection(s, op, options.outputProjection, stack, S);
+  const init = initialStates(s, op, h0, stack, B);
   const L = stack.layers.length;
   const H = stack.hidden;
   const rows = E !== undefined ? [E, B] : [B];
   // The last layer's states of every step, [E, B, steps, H]: projected in one product at the end.
-  const top = gpu.empty([E ?? 1, B, steps, H], stack.dtype);
+  let top: Tensor;
+  try {
+    top = s.empty(op, [E ?? 1, B, steps, H], stack.dtype);
+  } catch (err) {
+    for (const t of init.layers) t.dispose();
+    throw err;
+  }
   const hidden = [...init.layers];
   let input = state.reshape(E !== undefined && state.rank === 3 ? [E, B, 1, S] : [B, 1, S]);
   try {
     for (let t = 0; t < steps; t++) {
       for (let l = 0; l < L; l++) {
         const last = l === L - 1;
-        const { seq, hN } = runLayer(gpu, stack, l, input, hidden[l]!, B, 1, !last, { precision, path }, last ? { tensor: top, step: t, steps } : undefined);
+        const { seq, hN } = runLayer(s, stack, l, input, hidden[l]!, B, 1, !last, { precision, path }, last ? { tensor: top, step: t, steps } : undefined);
         hidden[l]!.dispose();
         hidden[l] = hN;
         input.dispose();
@@ -250,7 +262,7 @@ export function gruRollout(
       if (t + 1 < steps) {
         const h = hidden[L - 1]!.reshape([...rows, H]);
         try {
-          const y = project(gpu, h, projection, precision);
+          const y = project(s, h, projection, precision);
           input.dispose();
           input = y.reshape(E !== undefined ? [E, B, 1, S] : [B, 1, S]);
           y.dispose();
@@ -261,9 +273,9 @@ export function gruRollout(
     }
     const topRows = top.reshape(E !== undefined ? [E, B * steps, H] : [B * steps, H]);
     try {
-      const projected = project(gpu, topRows, projection, precision);
+      const projected = project(s, topRows, projection, precision);
       try {
-        return { states: projected.reshape([...rows, steps, S]), hidden: stackFinals(gpu, hidden, stack, init.shape) };
+        return { states: projected.reshape([...rows, steps, S]), hidden: stackFinals(s, hidden, stack, init.shape) };
       } finally {
         projected.dispose();
       }
@@ -292,7 +304,7 @@ interface SequenceTarget {
  * `sequence`; otherwise a two-slot ring, returned too so the caller disposes it) and the final state.
  */
 function runLayer(
-  gpu: GpuCompute,
+  s: Session,
   stack: CheckedStack,
   l: number,
   input: Tensor,
@@ -313,7 +325,7 @@ function runLayer(
   if (perMember) {
     const xs = input.reshape([E, B * T, layer.input]);
     try {
-      gx = gpu.matmul(xs, layer.wIh, { transB: true, precision });
+      gx = matmul(s, xs, layer.wIh, { transB: true, precision });
     } finally {
       xs.dispose();
     }
@@ -323,7 +335,7 @@ function runLayer(
     const xs = input.reshape([B * T, layer.input]);
     const w = layer.wIh.reshape([E * G, layer.input]);
     try {
-      gx = gpu.matmul(xs, w, { transB: true, precision });
+      gx = matmul(s, xs, w, { transB: true, precision });
     } finally {
       xs.dispose();
       w.dispose();
@@ -338,23 +350,23 @@ function runLayer(
     let seqStrides: [number, number, number];
     let slots: number;
     if (target) {
-      seq = gpu.empty([0], stack.dtype);
+      seq = s.empty(stack.op, [0], stack.dtype);
       const base = target.tensor.view;
       seqView = { ...base, offset: base.offset + target.step * H, size: base.size - target.step * H };
       seqStrides = [B * target.steps * H, target.steps * H, H];
       slots = 1;
     } else if (sequence) {
-      seq = gpu.empty(shapeOf([B, T, H]), stack.dtype);
+      seq = s.empty(stack.op, shapeOf([B, T, H]), stack.dtype);
       seqView = seq.view;
       seqStrides = [B * T * H, T * H, H];
       slots = T;
     } else {
-      seq = gpu.empty([2, E, B, H], stack.dtype);
+      seq = s.empty(stack.op, [2, E, B, H], stack.dtype);
       seqView = seq.view;
       seqStrides = [B * H, H, E * B * H];
       slots = 2;
     }
-    hN = gpu.empty(shapeOf([B, H]), stack.dtype);
+    hN = s.empty(stack.op, shapeOf([B, H]), stack.dtype);
     const params: GruRecurrenceParams = {
       gx: gx.view,
       gxStrides,
@@ -379,7 +391,7 @@ function runLayer(
       if (layer.layerNorm.beta) ln.beta = layer.layerNorm.beta.view;
       params.layerNorm = ln;
     }
-    gpu.backend.gruRecurrence(params);
+    s.backend.gruRecurrence!(params);
     if (!sequence && !target) {
       // Only the final state is wanted: hand it out as the "sequence" too.
       seq.dispose();
@@ -396,13 +408,13 @@ function runLayer(
 }
 
 /** The output projection of a rollout: h [.., rows, H] → [.., rows, S]. */
-function project(gpu: GpuCompute, h: Tensor, p: { weight: Tensor; bias: Tensor | undefined }, precision: 'highest' | 'tf32'): Tensor {
-  if (p.weight.rank === 2) return gpu.linear(h, p.weight, p.bias, 'none', { precision });
-  const y = gpu.matmul(h, p.weight, { transB: true, precision });
+function project(s: Session, h: Tensor, p: { weight: Tensor; bias: Tensor | undefined }, precision: 'highest' | 'tf32'): Tensor {
+  if (p.weight.rank === 2) return linear(s, h, p.weight, p.bias, 'none', { precision });
+  const y = matmul(s, h, p.weight, { transB: true, precision });
   if (!p.bias) return y;
   const b = p.bias.reshape([p.bias.shape[0]!, 1, p.bias.shape[1]!]);
   try {
-    return gpu.add(y, b);
+    return binary(s, 'add', y, b, 'gruRollout');
   } finally {
     b.dispose();
     y.dispose();
@@ -413,15 +425,15 @@ function project(gpu: GpuCompute, h: Tensor, p: { weight: Tensor; bias: Tensor |
  * Initial states per layer as dense [E·B·H] tensors the caller disposes (zeros when h0 is
  * omitted), and the shape of h0 (which the returned hidden state takes).
  */
-function initialStates(gpu: GpuCompute, op: string, h0: Tensor | undefined, stack: CheckedStack, B: number): { shape: number[]; layers: Tensor[] } {
+function initialStates(s: Session, op: string, h0: Tensor | undefined, stack: CheckedStack, B: number): { shape: number[]; layers: Tensor[] } {
   const L = stack.layers.length;
   const E = stack.ensemble;
   const H = stack.hidden;
   const perLayer = E !== undefined ? [E, B, H] : [B, H];
   const shape = L === 1 ? perLayer : [L, ...perLayer];
   const size = (E ?? 1) * B * H;
-  if (h0 === undefined) return { shape, layers: stack.layers.map(() => gpu.zeros([size], stack.dtype)) };
-  gpu.checkTensor(op, h0, 'h0');
+  if (h0 === undefined) return { shape, layers: stack.layers.map(() => full(s, op, [size], 0, stack.dtype)) };
+  s.checkTensor(op, h0, 'h0');
   if (h0.dtype !== stack.dtype) throw mismatch(op, 'h0', h0, stack.dtype);
   if (!sameShape(h0.shape, shape)) {
     throw new InvalidArgumentError(
@@ -429,31 +441,31 @@ function initialStates(gpu: GpuCompute, op: string, h0: Tensor | undefined, stac
     );
   }
   if (L === 1) return { shape, layers: [h0.reshape([size])] };
-  return { shape, layers: stack.layers.map((_, l) => sliceLayer(gpu, h0, l, size)) };
+  return { shape, layers: stack.layers.map((_, l) => sliceLayer(s, op, h0, l, size)) };
 }
 
 /** Layer l of a stacked [L, ...] state as its own dense tensor. */
-function sliceLayer(gpu: GpuCompute, h0: Tensor, l: number, size: number): Tensor {
-  const out = gpu.empty([size], h0.dtype);
+function sliceLayer(s: Session, op: string, h0: Tensor, l: number, size: number): Tensor {
+  const out = s.empty(op, [size], h0.dtype);
   const src = h0.view;
-  gpu.backend.copy(out.view, { ...src, shape: [size], offset: src.offset + l * size, size });
+  s.backend.copy(out.view, { ...src, shape: [size], offset: src.offset + l * size, size });
   return out;
 }
 
 /** The final states of every layer in the shape of h0. */
-function stackFinals(gpu: GpuCompute, finals: readonly Tensor[], stack: CheckedStack, shape: readonly number[]): Tensor {
+function stackFinals(s: Session, finals: readonly Tensor[], stack: CheckedStack, shape: readonly number[]): Tensor {
   if (finals.length === 1) return finals[0]!.reshape(shape);
-  const out = gpu.empty(shape, stack.dtype);
+  const out = s.empty(stack.op, shape, stack.dtype);
   const dst = out.view;
   let offset = 0;
   for (const f of finals) {
-    gpu.backend.copy({ ...dst, shape: [f.size], offset: dst.offset + offset, size: f.size }, f.view);
+    s.backend.copy({ ...dst, shape: [f.size], offset: dst.offset + offset, size: f.size }, f.view);
     offset += f.size;
   }
   return out;
 }
 
-function checkWeights(gpu: GpuCompute, op: string, weights: GruWeights): CheckedStack {
+function checkWeights(s: Session, op: string, weights: GruWeights): CheckedStack {
   const list: readonly GruLayerWeights[] = Array.isArray(weights) ? weights : [weights as GruLayerWeights];
   if (list.length === 0) throw new InvalidArgumentError(`${op}: weights must hold at least one layer`);
   let ensemble: number | undefined;
@@ -462,8 +474,8 @@ function checkWeights(gpu: GpuCompute, op: string, weights: GruWeights): Checked
   const layers = list.map((w, l) => {
     const where = list.length > 1 ? `layer ${l} ` : '';
     if (typeof w !== 'object' || w === null) throw new InvalidArgumentError(`${op}: ${where}weights must be an object { wIh, wHh, bIh?, bHh? }`);
-    gpu.checkTensor(op, w.wIh, `${where}wIh`);
-    gpu.checkTensor(op, w.wHh, `${where}wHh`);
+    s.checkTensor(op, w.wIh, `${where}wIh`);
+    s.checkTensor(op, w.wHh, `${where}wHh`);
     if (l === 0) {
       dtype = w.wIh.dtype;
       if (!GRU_DTYPES.includes(dtype)) {
@@ -493,7 +505,7 @@ function checkWeights(gpu: GpuCompute, op: string, weights: GruWeights): Checked
     }
     const bias = (name: string, t: Tensor | undefined, n: number): Tensor | undefined => {
       if (t === undefined) return undefined;
-      gpu.checkTensor(op, t, `${where}${name}`);
+      s.checkTensor(op, t, `${where}${name}`);
       if (t.dtype !== dtype) throw mismatch(op, `${where}${name}`, t, dtype);
       if (!sameShape(t.shape, [...lead, n])) throw new InvalidArgumentError(`${op}: ${where}${name} must be ${formatShape([...lead, n])}, got ${formatShape(t.shape)}`);
       return t;
@@ -508,12 +520,13 @@ function checkWeights(gpu: GpuCompute, op: string, weights: GruWeights): Checked
     }
     return { wIh: w.wIh, wHh: w.wHh, bIh: bias('bIh', w.bIh, 3 * H), bHh: bias('bHh', w.bHh, 3 * H), input, layerNorm };
   });
-  return { ensemble, hidden, dtype, layers };
+  s.assertSupports(op, 'matmul', 'gruRecurrence');
+  return { op, ensemble, hidden, dtype, layers };
 }
 
 /** x [B, T, in] ([B, in] for a cell) or, for an ensemble, also with a leading [E]. */
-function checkInput(gpu: GpuCompute, op: string, x: Tensor, name: string, stack: CheckedStack, rank: number): void {
-  gpu.checkTensor(op, x, name);
+function checkInput(s: Session, op: string, x: Tensor, name: string, stack: CheckedStack, rank: number): void {
+  s.checkTensor(op, x, name);
   if (x.dtype !== stack.dtype) throw mismatch(op, name, x, stack.dtype);
   const E = stack.ensemble;
   const input = stack.layers[0]!.input;
@@ -528,7 +541,7 @@ function checkInput(gpu: GpuCompute, op: string, x: Tensor, name: string, stack:
 }
 
 function checkProjection(
-  gpu: GpuCompute,
+  s: Session,
   op: string,
   p: GruOutputProjection,
   stack: CheckedStack,
@@ -536,7 +549,7 @@ function checkProjection(
 ): { weight: Tensor; bias: Tensor | undefined } {
   if (typeof p !== 'object' || p === null) throw new InvalidArgumentError(`${op}: outputProjection { weight, bias? } is required`);
   const lead = stack.ensemble !== undefined ? [stack.ensemble] : [];
-  gpu.checkTensor(op, p.weight, 'outputProjection.weight');
+  s.checkTensor(op, p.weight, 'outputProjection.weight');
   if (p.weight.dtype !== stack.dtype) throw mismatch(op, 'outputProjection.weight', p.weight, stack.dtype);
   const shared = sameShape(p.weight.shape, [S, stack.hidden]);
   if (!shared && !sameShape(p.weight.shape, [...lead, S, stack.hidden])) {
@@ -545,7 +558,7 @@ function checkProjection(
     );
   }
   if (p.bias !== undefined) {
-    gpu.checkTensor(op, p.bias, 'outputProjection.bias');
+    s.checkTensor(op, p.bias, 'outputProjection.bias');
     if (p.bias.dtype !== stack.dtype) throw mismatch(op, 'outputProjection.bias', p.bias, stack.dtype);
     const want = shared ? [S] : [...lead, S];
     if (!sameShape(p.bias.shape, want)) throw new InvalidArgumentError(`${op}: outputProjection.bias must be ${formatShape(want)}, got ${formatShape(p.bias.shape)}`);
@@ -567,13 +580,12 @@ function checkPath(op: string, path: unknown): GruPath {
   return p;
 }
 
-function checkDropout(gpu: GpuCompute, op: string, dropout: GruOptions['dropout']): { p: number; seed: number } | undefined {
+function checkDropout(op: string, dropout: GruOptions['dropout']): { p: number; seed: number } | undefined {
   if (dropout === undefined) return undefined;
   if (typeof dropout !== 'object' || dropout === null) throw new InvalidArgumentError(`${op}: dropout must be { p, seed? }`);
   const { p } = dropout;
   if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: dropout.p must be in [0, 1], got ${String(p)}`);
   if (p === 0) return undefined;
-  void gpu;
   return { p, seed: validateSeed(op, dropout.seed ?? 0) };
 }
 

@@ -15,15 +15,16 @@
  *   log-sum-exp of -Infinity, where a plain softmax would give NaN.
  * - f16/bf16 inputs are multiplied with f32 accumulation; softmax statistics are f32.
  */
-import { InvalidArgumentError } from '../errors.js';
-import { MAX_ATTENTION_HEAD_DIM, type AttentionParams } from './core/attention-params.js';
-import type { DType } from './core/dtype.js';
-import type { GpuCompute } from './gpu-compute.js';
-import type { Tensor } from './tensor.js';
-import type { TensorView } from './core/view.js';
-import { formatShape } from './core/shape.js';
+import { InvalidArgumentError } from '../../errors.js';
+import { MAX_ATTENTION_HEAD_DIM, type AttentionParams } from '../core/attention-params.js';
+import type { DType } from '../core/dtype.js';
+import type { Session } from '../tensor/session.js';
+import { tensor } from './creation.js';
+import type { Tensor } from '../tensor/tensor.js';
+import type { TensorView } from '../core/view.js';
+import { formatShape } from '../core/shape.js';
 
-/** Options of {@link attention}. */
+/** Options of `gpu.attention`. */
 export interface AttentionOptions {
   /** Mask keys after the query's own position (PyTorch `is_causal`, top-left aligned). Default false. */
   causal?: boolean;
@@ -38,7 +39,7 @@ export interface AttentionOptions {
   returnLogSumExp?: boolean;
 }
 
-/** Output and per-row log-sum-exp (natural log) of {@link attention} with `returnLogSumExp: true`. */
+/** Output and per-row log-sum-exp (natural log) of `gpu.attention` with `returnLogSumExp: true`. */
 export interface AttentionResult<D extends DType = DType> {
   out: Tensor<D>;
   lse: Tensor<'f32'>;
@@ -50,11 +51,11 @@ const ATTENTION_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
  * softmax(scale·q·kᵀ + mask)·v; see the module comment for shapes and masking.
  * Returns the output, or `{ out, lse }` with `returnLogSumExp`.
  */
-export function attention(gpu: GpuCompute, q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
+export function attention(s: Session, q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
   const op = 'attention';
-  gpu.checkTensor(op, q, 'q');
-  gpu.checkTensor(op, k, 'k');
-  gpu.checkTensor(op, v, 'v');
+  s.checkTensor(op, q, 'q');
+  s.checkTensor(op, k, 'k');
+  s.checkTensor(op, v, 'v');
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options must be an object`);
   const dtype = q.dtype;
   if (!ATTENTION_DTYPES.includes(dtype)) {
@@ -72,33 +73,34 @@ export function attention(gpu: GpuCompute, q: Tensor, k: Tensor, v: Tensor, opti
   if (typeof scale !== 'number' || !Number.isFinite(scale)) {
     throw new InvalidArgumentError(`${op}: scale must be a finite number, got ${String(options.scale)}`);
   }
-  const lengths = keyLengthsTensor(gpu, op, options.keyLengths, shape.batch, shape.seqK);
-
-  const out = gpu.empty(q.shape, dtype);
+  s.assertSupports(op, 'attention');
+  const lengths = keyLengthsTensor(s, op, options.keyLengths, shape.batch, shape.seqK);
+  let out: Tensor | undefined;
   let lse: Tensor<'f32'> | undefined;
   try {
-    lse = returnLse ? gpu.empty(q.shape.slice(0, 3), 'f32') : undefined;
+    out = s.empty(op, q.shape, dtype);
+    lse = returnLse ? s.empty(op, q.shape.slice(0, 3), 'f32') : undefined;
     if (out.size > 0) {
       if (shape.seqK === 0) {
         // No key at all: every row is empty (see the module comment).
-        gpu.backend.fill(out.view, 0);
-        if (lse) gpu.backend.fill(lse.view, -Infinity);
+        s.backend.fill(out.view, 0);
+        if (lse) s.backend.fill(lse.view, -Infinity);
       } else {
         const params: AttentionParams = { q: q.view, k: k.view, v: v.view, out: out.view, ...shape, scale, causal };
         if (lse) params.lse = lse.view;
         if (lengths) params.keyLengths = lengths.tensor.view;
-        gpu.backend.attention(params);
+        s.backend.attention!(params);
       }
     }
   } catch (err) {
-    out.dispose();
+    out?.dispose();
     lse?.dispose();
     throw err;
   } finally {
     // A temporary lengths tensor may go at once: the pool reuses its memory in stream order.
     if (lengths?.owned) lengths.tensor.dispose();
   }
-  return lse ? { out, lse } : out;
+  return lse ? { out: out!, lse } : out!;
 }
 
 type Shape = Pick<AttentionParams, 'batch' | 'heads' | 'kvHeads' | 'seqQ' | 'seqK' | 'headDim'>;
@@ -127,7 +129,7 @@ function checkShapes(op: string, q: Tensor, k: Tensor, v: Tensor): Shape {
 
 /** The lengths as an i32 tensor `[batch]` (a temporary one, `owned`, for a number array). */
 function keyLengthsTensor(
-  gpu: GpuCompute,
+  s: Session,
   op: string,
   lengths: AttentionOptions['keyLengths'],
   batch: number,
@@ -141,9 +143,9 @@ function keyLengthsTensor(
         throw new InvalidArgumentError(`${op}: keyLengths[${b}] must be an integer in [0, ${seqK}] (the key sequence length), got ${String(len)}`);
       }
     });
-    return { tensor: gpu.tensor(lengths as number[], [batch], 'i32'), owned: true };
+    return { tensor: tensor(s, lengths, [batch], 'i32'), owned: true };
   }
-  gpu.checkTensor(op, lengths, 'keyLengths');
+  s.checkTensor(op, lengths, 'keyLengths');
   if (lengths.dtype !== 'i32' || lengths.rank !== 1 || lengths.shape[0] !== batch) {
     throw new InvalidArgumentError(`${op}: keyLengths must be an i32 tensor [${batch}] (one length per batch entry), got ${lengths.toString()}`);
   }

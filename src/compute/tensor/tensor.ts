@@ -4,18 +4,25 @@
  * backend's pool when the last tensor using it is disposed. A
  * FinalizationRegistry frees storage that was never disposed and warns once
  * per GpuCompute, as a safety net only: call `dispose()` or use `using`.
+ *
+ * The ops a tensor offers as methods (`x.add(y)`, `x.exp()`, ...) are installed by
+ * `tensor-methods.ts` on top of the op front-ends, so this layer knows nothing of them.
  */
-import { DisposedError, InvalidArgumentError } from '../errors.js';
-import type { ActivationName, GeluOptions, GpuCompute, ReduceOptions } from './gpu-compute.js';
-import { dtypeSize, fromBf16Array, fromF16Array, type DType } from './core/dtype.js';
-import type { BackendBuffer, TensorView } from './core/view.js';
-import { rowMajorStrides, shapeSize } from './core/shape.js';
-import { formatShape } from './core/shape.js';
-import { validateShape } from './core/validation.js';
+import { DisposedError, InvalidArgumentError } from '../../errors.js';
+import type { Backend } from '../backend/backend.js';
+import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../core/dtype.js';
+import { formatShape, rowMajorStrides, shapeSize } from '../core/shape.js';
+import { validateShape } from '../core/validation.js';
+import type { BackendBuffer, TensorView } from '../core/view.js';
 
-/** What owns storage: frees buffers and hears about leaks. Implemented by GpuCompute. */
-export interface StorageOwner {
+/** What tensors belong to: a backend, and where their memory goes back. Implemented by {@link Session}. */
+export interface TensorOwner {
+  readonly backend: Backend;
+  /** True once the owner released its backend (its tensors are then unusable). */
+  readonly disposed: boolean;
+  /** A tensor's last reference went away. */
   releaseBuffer(buffer: BackendBuffer): void;
+  /** The safety net freed a tensor that was never disposed. */
   reportLeak(description: string): void;
 }
 
@@ -23,7 +30,7 @@ export interface StorageOwner {
 export class TensorStorage {
   private refs = 1;
   constructor(
-    readonly owner: StorageOwner,
+    readonly owner: TensorOwner,
     readonly buffer: BackendBuffer,
   ) {}
 
@@ -63,15 +70,15 @@ export class Tensor<D extends DType = DType> {
   readonly shape: readonly number[];
   /** Number of elements. */
   readonly size: number;
-  /** The GpuCompute whose device holds this tensor. */
-  readonly gpu: GpuCompute;
+  /** @internal What the tensor belongs to (its GpuCompute's session). */
+  readonly owner: TensorOwner;
   private readonly storage: TensorStorage;
   private readonly offset: number;
   private isDisposed = false;
 
   /** @internal Use the GpuCompute factories; this adopts one reference to `storage`. */
-  constructor(gpu: GpuCompute, storage: TensorStorage, dtype: D, shape: readonly number[], offset = 0) {
-    this.gpu = gpu;
+  constructor(storage: TensorStorage, dtype: D, shape: readonly number[], offset = 0) {
+    this.owner = storage.owner;
     this.storage = storage;
     this.dtype = dtype;
     this.shape = Object.isFrozen(shape) ? shape : Object.freeze([...shape]);
@@ -97,7 +104,7 @@ export class Tensor<D extends DType = DType> {
 
   /** True after `dispose()` (or after its GpuCompute was disposed). */
   get disposed(): boolean {
-    return this.isDisposed || this.gpu.disposed;
+    return this.isDisposed || this.owner.disposed;
   }
 
   /**
@@ -112,7 +119,7 @@ export class Tensor<D extends DType = DType> {
   /** Throws {@link DisposedError} when this tensor or its GpuCompute is disposed. */
   assertLive(): void {
     if (this.isDisposed) throw new DisposedError(this.describe());
-    if (this.gpu.disposed) throw new DisposedError(`the GpuCompute holding ${this.describe()}`);
+    if (this.owner.disposed) throw new DisposedError(`the GpuCompute holding ${this.describe()}`);
   }
 
   /**
@@ -125,7 +132,7 @@ export class Tensor<D extends DType = DType> {
     const requested: readonly number[] = Array.isArray(shape[0]) ? shape[0] : (shape as number[]);
     const resolved = resolveReshape(this, requested);
     this.storage.retain();
-    return new Tensor(this.gpu, this.storage, this.dtype, resolved, this.offset);
+    return new Tensor(this.storage, this.dtype, resolved, this.offset);
   }
 
   /** Copies the values to the host without blocking the event loop. f16/bf16 come back as f32. */
@@ -146,7 +153,7 @@ export class Tensor<D extends DType = DType> {
     // Hold the storage so a dispose() during the await cannot recycle it mid-copy.
     this.storage.retain();
     try {
-      await this.gpu.backend.readAsync(this.storage.buffer, host, this.offset * dtypeSize[this.dtype]);
+      await this.owner.backend.readAsync(this.storage.buffer, host, this.offset * dtypeSize[this.dtype]);
     } finally {
       this.storage.release();
     }
@@ -157,7 +164,7 @@ export class Tensor<D extends DType = DType> {
   toRawArraySync(): RawHostArray<D> {
     this.assertLive();
     const host = this.hostArray();
-    if (this.size > 0) this.gpu.backend.read(this.storage.buffer, host, this.offset * dtypeSize[this.dtype]);
+    if (this.size > 0) this.owner.backend.read(this.storage.buffer, host, this.offset * dtypeSize[this.dtype]);
     return host;
   }
 
@@ -176,107 +183,6 @@ export class Tensor<D extends DType = DType> {
   /** e.g. `Tensor(f32 [2, 3])`. */
   toString(): string {
     return this.describe();
-  }
-
-  // ---- ops (each delegates to the GpuCompute; see it for the meaning) ----
-
-  add(other: Tensor<D> | number): Tensor<D> {
-    return this.gpu.add(this, other);
-  }
-  sub(other: Tensor<D> | number): Tensor<D> {
-    return this.gpu.sub(this, other);
-  }
-  mul(other: Tensor<D> | number): Tensor<D> {
-    return this.gpu.mul(this, other);
-  }
-  div(other: Tensor<D> | number): Tensor<D> {
-    return this.gpu.div(this, other);
-  }
-  maximum(other: Tensor<D> | number): Tensor<D> {
-    return this.gpu.maximum(this, other);
-  }
-  minimum(other: Tensor<D> | number): Tensor<D> {
-    return this.gpu.minimum(this, other);
-  }
-  neg(): Tensor<D> {
-    return this.gpu.neg(this);
-  }
-  abs(): Tensor<D> {
-    return this.gpu.abs(this);
-  }
-  exp(): Tensor<D> {
-    return this.gpu.exp(this);
-  }
-  log(): Tensor<D> {
-    return this.gpu.log(this);
-  }
-  sqrt(): Tensor<D> {
-    return this.gpu.sqrt(this);
-  }
-  rsqrt(): Tensor<D> {
-    return this.gpu.rsqrt(this);
-  }
-  relu(): Tensor<D> {
-    return this.gpu.relu(this);
-  }
-  leakyRelu(slope?: number): Tensor<D> {
-    return this.gpu.leakyRelu(this, slope);
-  }
-  sigmoid(): Tensor<D> {
-    return this.gpu.sigmoid(this);
-  }
-  tanh(): Tensor<D> {
-    return this.gpu.tanh(this);
-  }
-  gelu(options?: GeluOptions): Tensor<D> {
-    return this.gpu.gelu(this, options);
-  }
-  silu(): Tensor<D> {
-    return this.gpu.silu(this);
-  }
-  softplus(): Tensor<D> {
-    return this.gpu.softplus(this);
-  }
-  /** dy · f'(this) for the activation `name`. */
-  activationGrad(name: ActivationName, dy: Tensor<D>, options?: { slope?: number } & GeluOptions): Tensor<D> {
-    return this.gpu.activationGrad(name, this, dy, options);
-  }
-  softmax(): Tensor<D> {
-    return this.gpu.softmax(this);
-  }
-  logSoftmax(): Tensor<D> {
-    return this.gpu.logSoftmax(this);
-  }
-  layerNorm(gamma?: Tensor<D>, beta?: Tensor<D>, eps?: number): Tensor<D> {
-    return this.gpu.layerNorm(this, gamma, beta, eps);
-  }
-  sum(axisOrOptions?: number | ReduceOptions): Tensor<D> {
-    return this.gpu.sum(this, axisOrOptions);
-  }
-  mean(axisOrOptions?: number | ReduceOptions): Tensor<D> {
-    return this.gpu.mean(this, axisOrOptions);
-  }
-  max(axisOrOptions?: number | ReduceOptions): Tensor<D> {
-    return this.gpu.max(this, axisOrOptions);
-  }
-  min(axisOrOptions?: number | ReduceOptions): Tensor<D> {
-    return this.gpu.min(this, axisOrOptions);
-  }
-  argmax(axisOrOptions?: number | ReduceOptions): Tensor<'i32'> {
-    return this.gpu.argmax(this, axisOrOptions);
-  }
-  transpose(): Tensor<D> {
-    return this.gpu.transpose(this);
-  }
-  dropout(p: number, seed?: number): Tensor<D> {
-    return this.gpu.dropout(this, p, seed);
-  }
-  cast<T extends DType>(dtype: T): Tensor<T> {
-    return this.gpu.cast(this, dtype);
-  }
-  /** A copy with its own storage. */
-  clone(): Tensor<D> {
-    return this.gpu.copy(this);
   }
 
   private hostArray(): RawHostArray<D> {

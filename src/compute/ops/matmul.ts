@@ -7,15 +7,15 @@
  * Everything is checked here, before any backend call, so every backend reports bad input
  * with the same {@link InvalidArgumentError}.
  */
-import { InvalidArgumentError } from '../errors.js';
-import { MATMUL_ACTIVATIONS, planMatmul, type MatmulActivation, type MatmulParams, type MatmulPlan } from './core/matmul-plan.js';
-import type { DType } from './core/dtype.js';
-import type { GpuCompute } from './gpu-compute.js';
-import type { Tensor } from './tensor.js';
-import type { TensorView } from './core/view.js';
-import { formatShape } from './core/shape.js';
+import { InvalidArgumentError } from '../../errors.js';
+import { MATMUL_ACTIVATIONS, planMatmul, type MatmulActivation, type MatmulParams, type MatmulPlan } from '../core/matmul-plan.js';
+import type { DType } from '../core/dtype.js';
+import type { Session } from '../tensor/session.js';
+import type { Tensor } from '../tensor/tensor.js';
+import type { TensorView } from '../core/view.js';
+import { formatShape } from '../core/shape.js';
 
-/** Options of {@link matmul}: out = act(alpha·op(a)·op(b) + beta·c + bias). */
+/** Options of `gpu.matmul`: out = act(alpha·op(a)·op(b) + beta·c + bias). */
 export interface MatmulOptions {
   /** Use aᵀ (swap a's last two dims). Default false. */
   transA?: boolean;
@@ -60,39 +60,40 @@ const MATMUL_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
  * out = act(alpha·op(a)·op(b) + beta·c + bias) for 2-D or batched (3-D, 4-D, ...) tensors with
  * NumPy batch broadcasting; f32, f16 or bf16 (f16/bf16 accumulate in f32).
  */
-export function matmul(gpu: GpuCompute, a: Tensor, b: Tensor, options: MatmulOptions = {}): Tensor {
+export function matmul<D extends DType>(s: Session, a: Tensor<D>, b: Tensor<D>, options: MatmulOptions = {}): Tensor<D> {
   const op = 'matmul';
-  gpu.checkTensor(op, a, 'a');
-  gpu.checkTensor(op, b, 'b');
+  s.checkTensor(op, a, 'a');
+  s.checkTensor(op, b, 'b');
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options must be an object`);
   const dtype = checkDType(op, a, 'a');
   if (b.dtype !== dtype) throw mismatch(op, 'b', b, dtype);
   const { c, bias } = options;
   if (c !== undefined) {
-    gpu.checkTensor(op, c, 'c');
+    s.checkTensor(op, c, 'c');
     if (c.dtype !== dtype) throw mismatch(op, 'c', c, dtype);
   }
   const resolved = resolveOptions(op, options);
   const plan = planMatmul(op, a.shape, b.shape, resolved.transA, resolved.transB, c?.shape);
-  if (bias !== undefined) checkBias(gpu, op, bias, plan.n, dtype);
-  return run(gpu, plan, a, b, c, bias, resolved);
+  if (bias !== undefined) checkBias(s, op, bias, plan.n, dtype);
+  s.assertSupports(op, 'matmul');
+  return run(s, op, plan, a, b, c, bias, resolved) as Tensor<D>;
 }
 
 /**
  * A dense layer, x·weightᵀ + bias followed by `activation`, as ONE fused product:
  * x `[..., in]` (a vector `[in]` too), weight `[out, in]` (PyTorch's layout), bias `[out]`.
  */
-export function linear(
-  gpu: GpuCompute,
-  x: Tensor,
-  weight: Tensor,
-  bias?: Tensor,
+export function linear<D extends DType>(
+  s: Session,
+  x: Tensor<D>,
+  weight: Tensor<D>,
+  bias?: Tensor<D>,
   activation?: MatmulActivation | 'none',
   options: Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'> = {},
-): Tensor {
+): Tensor<D> {
   const op = 'linear';
-  gpu.checkTensor(op, x, 'x');
-  gpu.checkTensor(op, weight, 'weight');
+  s.checkTensor(op, x, 'x');
+  s.checkTensor(op, weight, 'weight');
   const dtype = checkDType(op, x, 'x');
   if (weight.dtype !== dtype) throw mismatch(op, 'weight', weight, dtype);
   if (weight.rank !== 2) throw new InvalidArgumentError(`${op}: weight must be [out, in], got ${weight.toString()}`);
@@ -100,12 +101,13 @@ export function linear(
   if (x.rank < 1 || x.shape[x.rank - 1] !== inFeatures) {
     throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} must end in the ${inFeatures} input features of weight ${formatShape(weight.shape)}`);
   }
-  if (bias !== undefined) checkBias(gpu, op, bias, outFeatures, dtype);
+  if (bias !== undefined) checkBias(s, op, bias, outFeatures, dtype);
   const resolved = resolveOptions(op, { ...options, transB: true, activation });
   // Every leading dim of x is a row of one product with the shared weight.
   const rows = x.size / inFeatures;
   const plan = planMatmul(op, [rows, inFeatures], weight.shape, false, true);
-  const out = run(gpu, plan, x, weight, undefined, bias, resolved);
+  s.assertSupports(op, 'matmul');
+  const out = run(s, op, plan, x, weight, undefined, bias, resolved) as Tensor<D>;
   const outShape = [...x.shape.slice(0, -1), outFeatures];
   if (outShape.length === 2) return out;
   try {
@@ -116,7 +118,8 @@ export function linear(
 }
 
 function run(
-  gpu: GpuCompute,
+  s: Session,
+  op: string,
   plan: MatmulPlan,
   a: Tensor,
   b: Tensor,
@@ -124,7 +127,7 @@ function run(
   bias: Tensor | undefined,
   o: ResolvedOptions,
 ): Tensor {
-  const out = gpu.empty(plan.outShape, a.dtype);
+  const out = s.empty(op, plan.outShape, a.dtype);
   if (out.size === 0) return out;
   try {
     const av = a.view;
@@ -157,7 +160,7 @@ function run(
       if (cv) params.c = sub(cv, call.cOffset, call.batch, call.cBatchStride, [rowsPerEntry, n]);
       if (biasView) params.bias = biasView;
       if (o.activation) params.activation = o.activation;
-      gpu.backend.matmul(params);
+      s.backend.matmul!(params);
     }
     return out;
   } catch (err) {
@@ -206,8 +209,8 @@ function checkDType(op: string, t: Tensor, name: string): DType {
   return t.dtype;
 }
 
-function checkBias(gpu: GpuCompute, op: string, bias: Tensor, n: number, dtype: DType): void {
-  gpu.checkTensor(op, bias, 'bias');
+function checkBias(s: Session, op: string, bias: Tensor, n: number, dtype: DType): void {
+  s.checkTensor(op, bias, 'bias');
   if (bias.dtype !== dtype) throw mismatch(op, 'bias', bias, dtype);
   if (bias.rank !== 1 || bias.shape[0] !== n) {
     throw new InvalidArgumentError(`${op}: bias must be a vector [${n}] (one value per output column), got ${bias.toString()}`);

@@ -1,6 +1,6 @@
-/** The capability record of a HIP device, shared by the HIP backend and `selectDevice`. */
+/** The capability record of a HIP device, shared by the HIP backend's `info()` and its probe. */
 import type { HipDevice } from '../../hip/device.js';
-import { runtimeGetVersion } from '../../hip/raw/device.js';
+import { driverGetVersion, runtimeGetVersion } from '../../hip/raw/device.js';
 import { formatHipVersion } from '../../hip/runtime.js';
 import type { DeviceInfo } from '../backend/backend.js';
 
@@ -19,5 +19,14 @@ export function hipDeviceInfo(device: HipDevice): DeviceInfo {
     tensorCores: false,
     fp16: true,
     bf16: true,
+    pciBusId: device.pciBusId,
+    warpSize: device.warpSize,
+    maxThreadsPerBlock: device.maxThreadsPerBlock,
+    clockKHz: device.clockRateKHz,
+    sharedMemoryPerBlock: device.sharedMemoryPerBlock,
+    l2CacheSize: device.l2CacheSize,
+    cooperativeLaunch: device.cooperativeLaunch,
+    clusterLaunch: false,
+    driverVersion: formatHipVersion(driverGetVersion()),
   };
 }

@@ -1,0 +1,22 @@
+/**
+ * Gives a backend the optional ops that can be composed correctly from its core ops when it has
+ * none of its own (in the manner of Burn's default ops): softmax/logSoftmax and layerNorm. Every
+ * backend is opened through this, so a new backend can start with the core alone.
+ */
+import type { Backend, OptionalOps } from './backend.js';
+import { composedLayerNorm } from './composed/layer-norm.js';
+import { composedSoftmax } from './composed/softmax.js';
+
+/** A backend after {@link withComposedOps}: the composable ops are always there. */
+export type ComposedBackend = Backend & Pick<OptionalOps, 'softmax' | 'layerNorm'>;
+
+/** The optional ops every backend has after {@link withComposedOps}, natively or composed. */
+export const COMPOSED_OPS = ['softmax', 'layerNorm'] as const satisfies readonly (keyof OptionalOps)[];
+
+/** Fills in the backend's missing composable ops (on the instance itself, so calls cost nothing extra). */
+export function withComposedOps<B extends Backend>(backend: B): B & ComposedBackend {
+  const b = backend as B & Partial<OptionalOps>;
+  b.softmax ??= (x, out, rows, cols, log) => composedSoftmax(backend, x, out, rows, cols, log);
+  b.layerNorm ??= (x, gamma, beta, out, rows, cols, eps) => composedLayerNorm(backend, x, gamma, beta, out, rows, cols, eps);
+  return b as B & ComposedBackend;
+}

@@ -1,0 +1,6 @@
+/** The optional op the CPU backend leaves out, and why. */
+import type { OptionalOp } from '../backend/backend.js';
+
+export const CPU_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
+  denseLinalg: "svd's dense steps run on the host in float64 on every backend without device routines, which is this one's device",
+};

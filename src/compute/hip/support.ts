@@ -1,0 +1,9 @@
+/** The optional ops the HIP backend leaves out, and why: its kernels for them are CUDA-only. */
+import type { OptionalOp } from '../backend/backend.js';
+
+export const HIP_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
+  matmul: 'its kernels use NVIDIA tensor-core instructions (mma.sync, wgmma) or cuBLAS',
+  attention: 'its kernels use NVIDIA-only instructions (mma.sync, cp.async)',
+  gruRecurrence: 'its recurrence runs on matmul and CUDA-only kernels',
+  denseLinalg: 'cuSOLVER is CUDA-only (svd runs its dense steps on the host)',
+};

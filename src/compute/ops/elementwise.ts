@@ -1,0 +1,126 @@
+/**
+ * The elementwise front-ends: unary ops and activations, activation gradients, broadcasting
+ * binary ops (a JS number stands for a tensor of the other operand's dtype), and cast.
+ */
+import { InvalidArgumentError } from '../../errors.js';
+import { broadcastShapes, planBroadcast } from '../core/broadcast.js';
+import { isFloatDType, type DType } from '../core/dtype.js';
+import {
+  ACTIVATION_GRAD,
+  binaryTakesInt,
+  unaryTakesInt,
+  type ActivationName,
+  type BinaryOp,
+  type UnaryOp,
+} from '../core/elementwise-ops.js';
+import { formatShape, sameShape } from '../core/shape.js';
+import { validateDType, validateFinite } from '../core/validation.js';
+import type { Session } from '../tensor/session.js';
+import type { Tensor } from '../tensor/tensor.js';
+import { checkScalar, copy, full } from './creation.js';
+
+/** GELU form: exact (erf) or the tanh approximation. */
+export interface GeluOptions {
+  approximate?: 'none' | 'tanh';
+}
+
+/** Options of `gpu.activationGrad`: `slope` applies to leakyRelu, `approximate` to gelu. */
+export interface ActivationGradOptions extends GeluOptions {
+  slope?: number;
+}
+
+/** leakyRelu's slope when none is given. */
+export const DEFAULT_LEAKY_SLOPE = 0.01;
+
+/** out = op(x); `alpha` is leakyRelu's slope. `name` is the public op's name in messages (default `op`). */
+export function unary<D extends DType>(s: Session, op: UnaryOp, x: Tensor<D>, alpha?: number, name: string = op): Tensor<D> {
+  if (unaryTakesInt(op)) s.checkTensor(name, x, 'x');
+  else s.checkFloat(name, x, 'x');
+  const out = s.empty<D>(name, x.shape, x.dtype);
+  if (out.size > 0) s.backend.unary(op, x.view, out.view, alpha);
+  return out;
+}
+
+/** The unary op gelu's options select. */
+export function geluOp(op: string, options: unknown): 'gelu' | 'geluTanh' {
+  const form = (options as GeluOptions | undefined)?.approximate ?? 'none';
+  if (form !== 'none' && form !== 'tanh') throw new InvalidArgumentError(`${op}: approximate must be 'none' or 'tanh', got ${String(form)}`);
+  return form === 'tanh' ? 'geluTanh' : 'gelu';
+}
+
+/** dy · f'(x) for the activation `activation`, with x the activation's input. */
+export function activationGrad<D extends DType>(s: Session, activation: ActivationName, x: Tensor<D>, dy: Tensor<D>, options: ActivationGradOptions = {}): Tensor<D> {
+  const op = 'activationGrad';
+  if (!Object.hasOwn(ACTIVATION_GRAD, activation)) {
+    throw new InvalidArgumentError(`${op}: unknown activation ${String(activation)} (use ${Object.keys(ACTIVATION_GRAD).join(', ')})`);
+  }
+  const gradOp = ACTIVATION_GRAD[activation === 'gelu' ? geluOp(op, options) : activation];
+  const slope = validateFinite(op, 'slope', options.slope ?? DEFAULT_LEAKY_SLOPE);
+  s.checkFloat(op, x, 'x');
+  s.checkFloat(op, dy, 'dy');
+  if (x.dtype !== dy.dtype) throw dtypeMismatch(op, x.dtype, dy.dtype);
+  if (!sameShape(x.shape, dy.shape)) {
+    throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} and dy ${formatShape(dy.shape)} must have the same shape`);
+  }
+  s.assertSupports(op, 'activationGrad');
+  const out = s.empty<D>(op, x.shape, x.dtype);
+  if (out.size > 0) s.backend.activationGrad!(gradOp, x.view, dy.view, out.view, slope);
+  return out;
+}
+
+/** a `op` b with NumPy broadcasting; either side may be a JS number. `name` is the public op's name. */
+export function binary<D extends DType>(s: Session, op: BinaryOp, a: Tensor<D> | number, b: Tensor<D> | number, name: string): Tensor<D> {
+  if (typeof a === 'number' && typeof b === 'number') throw new InvalidArgumentError(`${name}: at least one operand must be a Tensor`);
+  if (typeof a !== 'number') s.checkTensor(name, a, 'a');
+  if (typeof b !== 'number') s.checkTensor(name, b, 'b');
+  const dtype = (typeof a === 'number' ? (b as Tensor<D>) : a).dtype;
+  if (typeof a !== 'number' && typeof b !== 'number' && a.dtype !== b.dtype) throw dtypeMismatch(name, a.dtype, b.dtype);
+  if (!isFloatDType(dtype) && !binaryTakesInt(op)) {
+    throw new InvalidArgumentError(`${name}: not defined for i32 tensors; cast to a float dtype first, e.g. gpu.cast(x, 'f32')`);
+  }
+  if (typeof a === 'number') checkScalar(name, a, dtype);
+  if (typeof b === 'number') checkScalar(name, b, dtype);
+  const aShape = typeof a === 'number' ? [] : a.shape;
+  const bShape = typeof b === 'number' ? [] : b.shape;
+  const plan = planBroadcast(name, aShape, bShape);
+  const left = typeof a === 'number' ? full<D>(s, name, [], a, dtype) : a;
+  let right: Tensor<D> | undefined;
+  try {
+    right = typeof b === 'number' ? full<D>(s, name, [], b, dtype) : b;
+    const out = s.empty<D>(name, broadcastShapes(name, aShape, bShape), dtype);
+    if (out.size > 0) s.backend.binary(op, left.view, right.view, out.view, plan);
+    return out;
+  } finally {
+    if (left !== a) left.dispose();
+    if (right !== undefined && right !== b) right.dispose();
+  }
+}
+
+/** a + b for tensors of the same shape and dtype (no broadcasting). */
+export function vectorAdd<D extends DType>(s: Session, a: Tensor<D>, b: Tensor<D>): Tensor<D> {
+  const op = 'vectorAdd';
+  s.checkTensor(op, a, 'a');
+  s.checkTensor(op, b, 'b');
+  if (!sameShape(a.shape, b.shape)) {
+    throw new InvalidArgumentError(`${op}: shapes ${formatShape(a.shape)} and ${formatShape(b.shape)} differ (use add() to broadcast)`);
+  }
+  return binary(s, 'add', a, b, op);
+}
+
+/** Converts to another dtype (float → i32 truncates toward zero and saturates; NaN → 0). */
+export function cast<T extends DType>(s: Session, x: Tensor, dtype: T): Tensor<T> {
+  const op = 'cast';
+  s.checkTensor(op, x, 'x');
+  const target = validateDType(op, dtype) as T;
+  if (target === x.dtype) return copy(s, x as Tensor<T>, op);
+  const out = s.empty<T>(op, x.shape, target);
+  if (out.size > 0) s.backend.cast(x.view, out.view);
+  return out;
+}
+
+/** The error for operands of different dtypes. */
+export function dtypeMismatch(op: string, a: DType, b: DType): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `${op}: dtype mismatch (${a} vs ${b}); there is no implicit promotion, cast one operand with gpu.cast(x, dtype)`,
+  );
+}

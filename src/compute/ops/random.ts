@@ -1,0 +1,67 @@
+/** Seeded random tensors and dropout, from the Philox stream every backend shares. */
+import { InvalidArgumentError } from '../../errors.js';
+import { isFloatDType, type DType } from '../core/dtype.js';
+import { validateDType, validateFinite } from '../core/validation.js';
+import type { Session } from '../tensor/session.js';
+import type { Tensor } from '../tensor/tensor.js';
+import { copy, full } from './creation.js';
+
+/** Options of `gpu.rand`: uniform in [low, high). */
+export interface RandOptions<D extends DType = DType> {
+  /** Philox key; default: the next seed of this GpuCompute's sequence (0, 1, 2, ...). */
+  seed?: number;
+  dtype?: D;
+  low?: number;
+  high?: number;
+}
+
+/** Options of `gpu.randn`: normal(mean, std). */
+export interface RandnOptions<D extends DType = DType> {
+  /** Philox key; default: the next seed of this GpuCompute's sequence. */
+  seed?: number;
+  dtype?: D;
+  mean?: number;
+  std?: number;
+}
+
+/** Uniform random numbers in [low, high) (default [0, 1)). */
+export function rand<D extends DType = 'f32'>(s: Session, shape: unknown, options: RandOptions<D> = {}): Tensor<D> {
+  const op = 'rand';
+  const low = validateFinite(op, 'low', options.low ?? 0);
+  const high = validateFinite(op, 'high', options.high ?? 1);
+  if (!(high > low)) throw new InvalidArgumentError(`${op}: high (${high}) must be greater than low (${low})`);
+  return random<D>(s, op, shape, options.dtype, options.seed, 'uniform', low, high);
+}
+
+/** Normal random numbers (default mean 0, std 1). */
+export function randn<D extends DType = 'f32'>(s: Session, shape: unknown, options: RandnOptions<D> = {}): Tensor<D> {
+  const op = 'randn';
+  const mean = validateFinite(op, 'mean', options.mean ?? 0);
+  const std = validateFinite(op, 'std', options.std ?? 1);
+  if (std < 0) throw new InvalidArgumentError(`${op}: std must be ≥ 0, got ${std}`);
+  return random<D>(s, op, shape, options.dtype, options.seed, 'normal', mean, std);
+}
+
+/** Zeroes each element with probability p and scales the rest by 1/(1−p), from the Philox stream keyed by `seed`. */
+export function dropout<D extends DType>(s: Session, x: Tensor<D>, p: unknown, seed: unknown): Tensor<D> {
+  const op = 'dropout';
+  s.checkFloat(op, x, 'x');
+  if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: p must be in [0, 1], got ${String(p)}`);
+  if (p > 0 && p < 1) s.assertSupports(op, 'dropout');
+  const key = s.seed(op, seed);
+  if (p === 0) return copy(s, x, op);
+  if (p === 1) return full<D>(s, op, x.shape, 0, x.dtype);
+  const out = s.empty<D>(op, x.shape, x.dtype);
+  if (out.size > 0) s.backend.dropout!(x.view, out.view, p, key);
+  return out;
+}
+
+function random<D extends DType>(s: Session, op: string, shape: unknown, dtype: unknown, seed: unknown, kind: 'uniform' | 'normal', a: number, b: number): Tensor<D> {
+  s.assertLive();
+  const d = validateDType(op, dtype ?? 'f32');
+  if (!isFloatDType(d)) throw new InvalidArgumentError(`${op}: dtype must be f32, f16 or bf16, got ${d}`);
+  const key = s.seed(op, seed);
+  const out = s.empty<D>(op, shape, d);
+  if (out.size > 0) s.backend.random(out.view, kind, key, a, b);
+  return out;
+}

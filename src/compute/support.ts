@@ -1,0 +1,66 @@
+/**
+ * What works where: every GpuCompute op group against every registered backend, derived from
+ * the registrations (the optional backend ops each one leaves out, and why). The README's "what
+ * works where" table is this table rendered (a test keeps them equal).
+ */
+import type { OptionalOp } from './backend/backend.js';
+import { COMPOSED_OPS } from './backend/composed-ops.js';
+import { BACKENDS, type BackendKind } from './backends.js';
+
+/** A group of GpuCompute ops and the optional backend ops they need. */
+interface OpGroup {
+  readonly ops: string;
+  /** Optional backend ops every op of the group needs. */
+  readonly needs: readonly OptionalOp[];
+  /** An optional backend op that only speeds the group up (the group runs without it). */
+  readonly accelerated?: OptionalOp;
+}
+
+/** The op groups, as the README lists them. */
+const OP_GROUPS: readonly OpGroup[] = [
+  { ops: 'tensors, fill, cast, random, elementwise and activations, reductions, transpose', needs: [] },
+  { ops: 'activationGrad', needs: ['activationGrad'] },
+  { ops: 'dropout', needs: ['dropout'] },
+  { ops: 'softmax / logSoftmax, layerNorm', needs: ['softmax', 'layerNorm'] },
+  { ops: 'matmul, linear', needs: ['matmul'] },
+  { ops: 'attention', needs: ['attention'] },
+  { ops: 'gru, gruCell, gruRollout', needs: ['matmul', 'gruRecurrence'] },
+  { ops: 'svd', needs: ['matmul'], accelerated: 'denseLinalg' },
+];
+
+/** How a backend runs an op group. */
+export type OpSupport =
+  | { readonly status: 'native'; readonly note?: string }
+  | { readonly status: 'composed'; readonly from: string }
+  | { readonly status: 'unsupported'; readonly reason: string };
+
+/** One row per op group, one cell per backend. */
+export type SupportTable = readonly { readonly ops: string; readonly backends: Readonly<Record<BackendKind, OpSupport>> }[];
+
+/** The support table of the registered backends. */
+export function supportTable(): SupportTable {
+  return OP_GROUPS.map((group) => ({
+    ops: group.ops,
+    backends: Object.fromEntries(BACKENDS.map((b) => [b.kind, support(group, b.unsupported)])) as Record<BackendKind, OpSupport>,
+  }));
+}
+
+function support(group: OpGroup, unsupported: Readonly<Partial<Record<OptionalOp, string>>>): OpSupport {
+  const missing = group.needs.filter((op) => unsupported[op] !== undefined);
+  const blocking = missing.filter((op) => !(COMPOSED_OPS as readonly OptionalOp[]).includes(op));
+  if (blocking.length > 0) return { status: 'unsupported', reason: blocking.map((op) => `${op}: ${unsupported[op]}`).join('; ') };
+  if (missing.length > 0) return { status: 'composed', from: 'the core ops' };
+  const slower = group.accelerated && unsupported[group.accelerated];
+  return slower ? { status: 'native', note: `dense steps on the host (${group.accelerated}: ${slower})` } : { status: 'native' };
+}
+
+/** The table as markdown, one column per backend that can run ops (all but those never available here, e.g. Metal). */
+export function renderSupportTable(table: SupportTable = supportTable()): string {
+  const kinds = BACKENDS.map((b) => b.kind);
+  const titles = BACKENDS.map((b) => b.title);
+  const cell = (s: OpSupport) =>
+    s.status === 'native' ? (s.note ? `yes (${s.note})` : 'yes') : s.status === 'composed' ? `yes (composed from ${s.from})` : `no: ${s.reason}`;
+  const lines = [`| op | ${titles.join(' | ')} |`, `|---|${kinds.map(() => '---').join('|')}|`];
+  for (const row of table) lines.push(`| ${row.ops} | ${kinds.map((k) => cell(row.backends[k])).join(' | ')} |`);
+  return lines.join('\n');
+}

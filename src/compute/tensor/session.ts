@@ -1,0 +1,130 @@
+/**
+ * A backend in use by one GpuCompute: the tensors it allocates, the checks every op makes on the
+ * tensors it is given (alive, and of this backend), the seed sequence of the random ops, and the
+ * one-time leak warning. The op front-ends take a session, never the GpuCompute façade.
+ */
+import { DisposedError, InvalidArgumentError, UnsupportedOperationError } from '../../errors.js';
+import type { OptionalOp } from '../backend/backend.js';
+import type { ComposedBackend } from '../backend/composed-ops.js';
+import { dtypeSize, isFloatDType, type DType } from '../core/dtype.js';
+import type { Logger } from '../core/logger.js';
+import { shapeSize } from '../core/shape.js';
+import { validateDType, validateSeed, validateShape } from '../core/validation.js';
+import type { BackendBuffer } from '../core/view.js';
+import { Tensor, TensorStorage, type TensorOwner } from './tensor.js';
+
+export class Session implements TensorOwner {
+  /** The backend executing the ops, its composable ops filled in. */
+  readonly backend: ComposedBackend;
+  /** Where ops and the backend log. */
+  readonly logger: Logger;
+  #disposed = false;
+  #leakReported = false;
+  #nextSeed = 0;
+
+  constructor(backend: ComposedBackend, logger: Logger) {
+    this.backend = backend;
+    this.logger = logger;
+  }
+
+  /** True after {@link Session.dispose}. */
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /** @throws DisposedError once disposed. */
+  assertLive(): void {
+    if (this.#disposed) throw new DisposedError('GpuCompute');
+  }
+
+  /**
+   * An uninitialised tensor of `shape` and `dtype`, both checked in the name of `op`. Empty
+   * tensors still get one element of storage, so every tensor owns a real buffer.
+   */
+  empty<D extends DType>(op: string, shape: unknown, dtype: unknown): Tensor<D> {
+    this.assertLive();
+    const s = validateShape(op, shape);
+    const d = validateDType(op, dtype) as D;
+    const bytes = Math.max(shapeSize(s), 1) * dtypeSize[d];
+    return new Tensor(new TensorStorage(this, this.backend.alloc(bytes)), d, s);
+  }
+
+  /** Throws unless `t` is a live tensor of this session; `name` is the argument's name in `op`'s messages. */
+  checkTensor(op: string, t: unknown, name: string): asserts t is Tensor {
+    this.assertLive();
+    if (!(t instanceof Tensor)) throw new InvalidArgumentError(`${op}: ${name} must be a Tensor, got ${describeValue(t)}`);
+    t.assertLive();
+    if (t.owner !== this) {
+      const other = t.owner instanceof Session ? t.owner.label() : 'another owner';
+      throw new InvalidArgumentError(
+        `${op}: ${name} ${t.toString()} belongs to another GpuCompute (${other}), not this one (${this.label()}); ` +
+          `copy it over with gpu.tensor(await x.toArray(), x.shape, x.dtype)`,
+      );
+    }
+  }
+
+  /** {@link Session.checkTensor}, and a float dtype. */
+  checkFloat(op: string, t: unknown, name: string): asserts t is Tensor {
+    this.checkTensor(op, t, name);
+    if (!isFloatDType(t.dtype)) {
+      throw new InvalidArgumentError(
+        `${op}: ${name} must be a float tensor (f32, f16 or bf16), got ${t.toString()}; cast it first, e.g. gpu.cast(x, 'f32')`,
+      );
+    }
+  }
+
+  /**
+   * Throws UnsupportedOperationError, with the backend's reason, unless it has the optional ops
+   * `needed`; `op` is the public op that needs them. Called before anything is allocated.
+   */
+  assertSupports(op: string, ...needed: OptionalOp[]): void {
+    for (const name of needed) {
+      if (typeof this.backend[name] !== 'function') {
+        throw new UnsupportedOperationError(op, this.backend.kind, this.backend.unsupported?.[name] ?? `the backend has no ${name}`);
+      }
+    }
+  }
+
+  /** `seed` checked, or the next seed of this session's sequence (0, 1, 2, ...). */
+  seed(op: string, seed: unknown): number {
+    return seed === undefined ? this.#nextSeed++ : validateSeed(op, seed);
+  }
+
+  /** e.g. `cuda:0 NVIDIA H100 80GB HBM3`, for messages. */
+  label(): string {
+    if (this.#disposed) return `${this.backend.kind}, disposed`;
+    const info = this.backend.info();
+    return `${info.backend}:${info.ordinal} ${info.deviceName}`;
+  }
+
+  /** Releases the backend and its memory; every tensor of this session becomes unusable. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.backend.dispose();
+  }
+
+  /** @internal TensorOwner: a tensor's last reference went away. */
+  releaseBuffer(buffer: BackendBuffer): void {
+    // After dispose() the backend has released everything at once.
+    if (!this.#disposed) this.backend.free(buffer);
+  }
+
+  /** @internal TensorOwner: the safety net freed a tensor that was never disposed. */
+  reportLeak(description: string): void {
+    // After dispose() nothing leaked: the backend released every buffer at once.
+    if (this.#leakReported || this.#disposed) return;
+    this.#leakReported = true;
+    this.logger.warn(
+      `${description} was garbage-collected without dispose(); its memory was freed late. ` +
+        `Call dispose() or declare tensors with \`using\` (reported once per GpuCompute).`,
+    );
+  }
+}
+
+/** A value's kind for messages: `null`, a class name, or its typeof. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return value.constructor?.name ?? 'object';
+  return typeof value;
+}

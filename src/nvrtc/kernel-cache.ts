@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { InvalidArgumentError } from '../errors.js';
 
@@ -33,6 +33,12 @@ export interface KernelCacheStats {
   mode: KernelCacheMode;
 }
 
+/**
+ * Receives the cache's debug messages (why it left the disk, say). A GpuCompute
+ * `logger` function fits.
+ */
+export type KernelCacheLogger = (level: 'debug', message: string) => void;
+
 export interface KernelCacheOptions {
   /** Folder of the on-disk entries; default `GPUCOMPUTE_CACHE_DIR`, else {@link defaultKernelCacheDir}. */
   dir?: string;
@@ -40,6 +46,8 @@ export interface KernelCacheOptions {
   enabled?: boolean;
   /** Most entries held in memory (oldest-used dropped first); default 512. */
   memoryEntries?: number;
+  /** Where debug messages go; default nowhere. */
+  logger?: KernelCacheLogger;
 }
 
 /**
@@ -96,9 +104,11 @@ export class KernelCache {
   readonly #memory = new Map<string, KernelCacheEntry>();
   readonly #memoryEntries: number;
   readonly #stats = { hits: 0, misses: 0, diskHits: 0, memoryHits: 0, writes: 0 };
+  readonly #logger: KernelCacheLogger | undefined;
 
   constructor(options: KernelCacheOptions = {}) {
     this.#memoryEntries = options.memoryEntries ?? 512;
+    this.#logger = options.logger;
     const enabled = options.enabled ?? !isDisabledByEnv();
     this.dir = options.dir ?? (process.env.GPUCOMPUTE_CACHE_DIR || defaultKernelCacheDir());
     if (!enabled) {
@@ -107,12 +117,13 @@ export class KernelCache {
       return;
     }
     try {
-      mkdirSync(this.dir, { recursive: true });
+      makeFolder(this.dir);
       accessSync(this.dir, constants.W_OK);
       this.#mode = 'disk';
     } catch (err) {
       this.#mode = 'memory';
       this.#fallbackReason = `cache folder ${this.dir} is not writable: ${errorText(err)}`;
+      this.#debug(`memory-only: ${this.#fallbackReason}`);
     }
   }
 
@@ -162,6 +173,7 @@ export class KernelCache {
         // Kept in memory all the same; later entries stay there too.
         this.#mode = 'memory';
         this.#fallbackReason = `writing to ${this.dir} failed: ${errorText(err)}`;
+        this.#debug(`memory-only from now on: ${this.#fallbackReason}`);
       }
     }
     this.#stats.writes++;
@@ -226,6 +238,39 @@ export class KernelCache {
       throw err;
     }
   }
+
+  #debug(message: string): void {
+    this.#logger?.('debug', `kernel cache: ${message}`);
+  }
+}
+
+/**
+ * Creates `dir` and its missing parents one level at a time, stopping at the
+ * first failure. Not `mkdirSync(dir, { recursive: true })`: Node 20 reads an
+ * ENOENT from mkdir as "a parent is missing", creates the parent (EEXIST,
+ * fine) and retries the child, forever where the parent exists but refuses
+ * the child with ENOENT, as procfs does (`/proc/x`: 100% CPU, never returns).
+ */
+function makeFolder(dir: string): void {
+  const missing: string[] = [];
+  let at = resolve(dir);
+  let stat = statSync(at, { throwIfNoEntry: false });
+  while (!stat) {
+    missing.push(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+    stat = statSync(at, { throwIfNoEntry: false });
+  }
+  if (stat && !stat.isDirectory()) throw new Error(`${at} is not a folder`);
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level);
+    } catch (err) {
+      // Another process may have made it meanwhile; anything else ends the walk.
+      if (errorCode(err) !== 'EEXIST' || !statSync(level).isDirectory()) throw err;
+    }
+  }
 }
 
 /** Reads an entry file; `undefined` for anything malformed, truncated, corrupted or stored under another key. */
@@ -272,6 +317,10 @@ function checkKey(key: string): void {
 
 function isDisabledByEnv(): boolean {
   return ['0', 'false', 'off', 'no'].includes((process.env.GPUCOMPUTE_CACHE ?? '').trim().toLowerCase());
+}
+
+function errorCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
 }
 
 function errorText(err: unknown): string {

@@ -1,5 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -34,8 +47,8 @@ export interface KernelCacheStats {
 }
 
 /**
- * Receives the cache's debug messages (why it left the disk, say). A GpuCompute
- * `logger` function fits.
+ * Receives the cache's debug messages: entries it refused (not a regular file,
+ * too large, damaged) and why it left the disk. A GpuCompute `logger` function fits.
  */
 export type KernelCacheLogger = (level: 'debug', message: string) => void;
 
@@ -69,6 +82,26 @@ const MAGIC = Buffer.from('GPUCKRN1', 'latin1');
 const ENTRY_SUFFIX = '.kernel';
 const TEMP_SUFFIX = '.tmp';
 
+/**
+ * The largest entry file read or written: 256 MiB. An entry is one program
+ * compiled for one arch. This library's largest are about 290 KB (layernorm
+ * bf16, an sm_80 CUBIN from NVRTC 11.8) and 120 KB (softmax, a gfx90a code
+ * object); 256 MiB, 16 M SASS instructions at 16 bytes each (sm_70 on), leaves
+ * three orders of magnitude for heavily templated programs and for PTX text,
+ * yet bounds what a bogus entry can make a lookup read.
+ */
+const MAX_ENTRY_BYTES = 256 * 2 ** 20;
+
+/**
+ * Flags to open an entry with. No symlink is followed (entries are only ever
+ * files this cache renamed into place, and opening what a link points to, a
+ * device say, can have effects); `O_NONBLOCK` makes opening a FIFO return at
+ * once instead of waiting for a writer (on a regular file it changes nothing);
+ * `O_NOCTTY` keeps a terminal from becoming the process's controlling one.
+ * Windows has none of these (and no FIFOs on disk): 0 there.
+ */
+const ENTRY_READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
 interface EntryHeader {
   key: string;
   imageLength: number;
@@ -83,8 +116,10 @@ interface EntryHeader {
  * the same folder and renamed into place, so concurrent processes never see a
  * partial entry (the last writer of equal content wins). Each entry carries its
  * key, the image's length and its CRC-32 (cheap enough to check on every
- * disk hit), so a truncated or corrupted file reads as a miss
- * and is rewritten by the next compile. A map in front of the disk makes a
+ * disk hit), so a truncated or corrupted file (what a crash of the machine
+ * can leave, as nothing is fsynced) reads as a miss and is rewritten by the
+ * next compile, as is anything at an entry's path that is not a regular file
+ * or is larger than 256 MiB. A map in front of the disk makes a
  * repeated hit in one process cost microseconds.
  */
 export class KernelCache {
@@ -208,14 +243,50 @@ export class KernelCache {
     return join(this.dir, `${key}${ENTRY_SUFFIX}`);
   }
 
+  /**
+   * The entry on disk, or `undefined` for a missing or refused one. Opens the
+   * path once and judges the open descriptor, so what is read is what was
+   * checked: a FIFO, device, folder or symlink at the path, or a file above
+   * {@link MAX_ENTRY_BYTES}, is refused unread (a FIFO would block the read, a
+   * device like /dev/zero would never end it).
+   */
   #read(key: string): KernelCacheEntry | undefined {
-    let file: Buffer;
+    const path = this.#path(key);
+    let fd: number;
     try {
-      file = readFileSync(this.#path(key));
-    } catch {
+      fd = openSync(path, ENTRY_READ_FLAGS);
+    } catch (err) {
+      // ELOOP: a symlink, refused by O_NOFOLLOW.
+      if (errorCode(err) !== 'ENOENT') this.#debug(`refused entry ${path}: ${errorText(err)}`);
       return undefined;
     }
-    return decodeEntry(file, key);
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) {
+        this.#debug(`refused entry ${path}: not a regular file`);
+        return undefined;
+      }
+      if (stat.size > MAX_ENTRY_BYTES) {
+        this.#debug(`refused entry ${path}: ${stat.size} bytes, larger than the ${MAX_ENTRY_BYTES} an entry may have`);
+        return undefined;
+      }
+      // Its own memory, not a slice of Node's shared pool: the entry may be kept in the memory layer.
+      const file = Buffer.allocUnsafeSlow(stat.size);
+      let filled = 0;
+      while (filled < file.length) {
+        const n = readSync(fd, file, filled, file.length - filled, filled);
+        if (n === 0) break; // shrunk since fstat: decodes as truncated
+        filled += n;
+      }
+      const entry = decodeEntry(file.subarray(0, filled), key);
+      if (!entry) this.#debug(`refused entry ${path}: truncated, corrupted or written for another key`);
+      return entry;
+    } catch (err) {
+      this.#debug(`refused entry ${path}: ${errorText(err)}`);
+      return undefined;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   #write(key: string, entry: KernelCacheEntry): void {
@@ -227,11 +298,19 @@ export class KernelCache {
       log: entry.log,
     };
     const json = Buffer.from(JSON.stringify(header), 'utf8');
+    const size = MAGIC.length + 4 + json.length + entry.image.length;
+    if (size > MAX_ENTRY_BYTES) {
+      // It would be refused when read: keep it in memory only.
+      this.#debug(`not writing entry ${key}: ${size} bytes, larger than the ${MAX_ENTRY_BYTES} an entry may have`);
+      return;
+    }
     const length = Buffer.alloc(4);
     length.writeUInt32LE(json.length);
     const temp = join(this.dir, `.${key}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
     try {
-      writeFileSync(temp, Buffer.concat([MAGIC, length, json, entry.image]));
+      // 'wx': a fresh file, never through whatever might already sit at that name.
+      writeFileSync(temp, Buffer.concat([MAGIC, length, json, entry.image]), { flag: 'wx' });
+      // Replaces whatever is at the entry's path (a damaged file, a FIFO, a symlink) in one step.
       renameSync(temp, this.#path(key));
     } catch (err) {
       rmSync(temp, { force: true });

@@ -1,16 +1,32 @@
 /**
- * The kernel cache against folders that used to hang the process: a cache
- * folder on procfs. Whatever could block runs in a child process with
+ * The kernel cache against folders and entries that used to hang the process:
+ * a cache folder on procfs, FIFOs and device links at an entry's path.
+ * Whatever could block runs in a child process with
  * a timeout, so a regression fails here instead of hanging the suite.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KernelCache } from '../../../src/nvrtc/kernel-cache.js';
+import { hipRuntimeAvailable } from '../hip/hip-available.js';
 import type { ProbeResult } from './fixtures/cache-probe.js';
+import { nvrtcAvailable } from './nvrtc-available.js';
 
 const root = mkdtempSync(join(tmpdir(), 'gpucompute-cache-hazards-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -35,6 +51,9 @@ function probe(cases: { dir?: string; key: string }[], env: NodeJS.ProcessEnv = 
   }
   return JSON.parse(child.stdout) as ProbeResult[];
 }
+
+// FIFOs, device links and mkfifo(1): POSIX.
+const posix = process.platform !== 'win32';
 
 describe.skipIf(process.platform !== 'linux')('a cache folder on a pseudo-filesystem', () => {
   it('falls back to memory at once for folders procfs and sysfs will not create, without looping', () => {
@@ -79,5 +98,95 @@ describe('cache folder creation', () => {
     const cache = new KernelCache({ dir: file });
     expect(cache.mode).toBe('memory');
     expect(cache.fallbackReason).toBe(`cache folder ${file} is not writable: ${file} is not a folder`);
+  });
+});
+
+describe.skipIf(!posix)('entries that are not regular files', () => {
+  it('refuses a FIFO, a link to /dev/zero, a link to a valid entry and an oversized file, then replaces each with a real entry', () => {
+    const dir = freshDir();
+    const cache = new KernelCache({ dir });
+    const path = (key: string) => join(dir, `${key}.kernel`);
+    const image = new Uint8Array(64).fill(1);
+    for (const key of ['fifo', 'zero', 'link', 'huge']) cache.set(key, { image, loweredNames: {}, log: '' });
+
+    rmSync(path('fifo'));
+    expect(spawnSync('mkfifo', [path('fifo')]).status).toBe(0);
+    rmSync(path('zero'));
+    symlinkSync('/dev/zero', path('zero'));
+    // Even a link to this key's own valid entry: entries are only ever files the cache renamed into place.
+    renameSync(path('link'), join(dir, 'elsewhere.bin'));
+    symlinkSync(join(dir, 'elsewhere.bin'), path('link'));
+    // Sparse, so nothing is really written; one byte above the 256 MiB bound.
+    truncateSync(path('huge'), 256 * 2 ** 20 + 1);
+
+    const results = probe(['fifo', 'zero', 'link', 'huge'].map((key) => ({ dir, key })));
+    const reasons = [/not a regular file/, /ELOOP/, /ELOOP/, /268435457 bytes, larger than the 268435456 an entry may have/];
+    for (const [i, key] of ['fifo', 'zero', 'link', 'huge'].entries()) {
+      expect(results[i], key).toMatchObject({ mode: 'disk', modeAfterSet: 'disk', before: false, after: true, reread: true });
+      expect(results[i]!.debug[0], key).toMatch(new RegExp(`^kernel cache: refused entry .*${key}\\.kernel: ${reasons[i]!.source}`));
+      // The store replaced the bad entry with a regular file (and left the link's target alone).
+      expect(lstatSync(path(key)).isFile(), key).toBe(true);
+    }
+    expect(readFileSync(join(dir, 'elsewhere.bin')).length).toBeGreaterThan(64);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('refuses a folder at an entry path (a miss, nothing thrown)', () => {
+    const dir = freshDir();
+    mkdirSync(join(dir, 'k.kernel'), { recursive: true });
+    const debug: string[] = [];
+    const cache = new KernelCache({ dir, logger: (_level, message) => debug.push(message) });
+    expect(cache.get('k')).toBeUndefined();
+    expect(cache.stats().misses).toBe(1);
+    expect(debug).toEqual([expect.stringMatching(/refused entry .*k\.kernel: not a regular file$/)]);
+  });
+});
+
+describe.skipIf(!posix)('compile() over an entry that is a FIFO or a link to /dev/zero', () => {
+  /** Runs compile-probe.ts: two compiles through fresh caches on `dir`; their cacheHit flags. */
+  function compileTwice(compiler: 'nvrtc' | 'hip', dir: string): boolean[] {
+    const child = spawnSync(process.execPath, ['--import', 'tsx', fixture('compile-probe.ts'), compiler, dir], {
+      encoding: 'utf8',
+      timeout: CHILD_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
+    if (child.error || child.status !== 0) {
+      const why = child.error ? `did not finish in ${CHILD_TIMEOUT_MS} ms` : `exited ${child.status}`;
+      throw new Error(`compile probe ${why}: ${child.stderr}`);
+    }
+    return JSON.parse(child.stdout) as boolean[];
+  }
+
+  const compilers = [
+    ['nvrtc', nvrtcAvailable],
+    ['hip', hipRuntimeAvailable],
+  ] as const;
+  for (const [compiler, available] of compilers) {
+    it.skipIf(!available)(`${compiler}: recompiles, and the rewritten entry hits`, () => {
+      const dir = freshDir();
+      expect(compileTwice(compiler, dir)).toEqual([false, true]);
+      const [entry] = readdirSync(dir);
+      const path = join(dir, entry!);
+      for (const replace of [() => expect(spawnSync('mkfifo', [path]).status).toBe(0), () => symlinkSync('/dev/zero', path)]) {
+        rmSync(path);
+        replace();
+        expect(lstatSync(path).isFile()).toBe(false);
+        expect(compileTwice(compiler, dir)).toEqual([false, true]);
+        expect(lstatSync(path).isFile()).toBe(true);
+      }
+    });
+  }
+});
+
+describe('entries larger than the bound', () => {
+  it('keeps an entry too large for disk in memory only, without writing it', () => {
+    const dir = freshDir();
+    const debug: string[] = [];
+    const cache = new KernelCache({ dir, logger: (_level, message) => debug.push(message) });
+    cache.set('big', { image: new Uint8Array(256 * 2 ** 20), loweredNames: {}, log: '' });
+    expect(readdirSync(dir)).toEqual([]);
+    expect(debug).toEqual([expect.stringMatching(/not writing entry big: \d+ bytes, larger than the 268435456/)]);
+    expect(cache.mode).toBe('disk');
+    expect(cache.get('big')?.image.length).toBe(256 * 2 ** 20);
   });
 });

@@ -4,6 +4,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -93,6 +94,13 @@ const TEMP_SUFFIX = '.tmp';
 const MAX_ENTRY_BYTES = 256 * 2 ** 20;
 
 /**
+ * Age after which a temporary file is taken as abandoned by a writer that was
+ * killed before its rename. A write of the largest entry takes seconds even on
+ * a slow network folder; the margin covers clock skew between its hosts.
+ */
+const STALE_TEMP_MS = 60 * 60 * 1000;
+
+/**
  * Flags to open an entry with. No symlink is followed (entries are only ever
  * files this cache renamed into place, and opening what a link points to, a
  * device say, can have effects); `O_NONBLOCK` makes opening a FIFO return at
@@ -114,7 +122,9 @@ interface EntryHeader {
  * A cache of compiled programs keyed by `kernelCacheKey`, in the manner of
  * CuPy's: one file per entry in a cache folder, written to a temporary file in
  * the same folder and renamed into place, so concurrent processes never see a
- * partial entry (the last writer of equal content wins). Each entry carries its
+ * partial entry (the last writer of equal content wins), and a process killed
+ * mid-write leaves only its temporary file, which lookups never read and a
+ * later writer removes once it is an hour old. Each entry carries its
  * key, the image's length and its CRC-32 (cheap enough to check on every
  * disk hit), so a truncated or corrupted file (what a crash of the machine
  * can leave, as nothing is fsynced) reads as a miss and is rewritten by the
@@ -140,6 +150,8 @@ export class KernelCache {
   readonly #memoryEntries: number;
   readonly #stats = { hits: 0, misses: 0, diskHits: 0, memoryHits: 0, writes: 0 };
   readonly #logger: KernelCacheLogger | undefined;
+  /** Whether this instance has looked for abandoned temporary files yet (once, before its first write). */
+  #sweptTemps = false;
 
   constructor(options: KernelCacheOptions = {}) {
     this.#memoryEntries = options.memoryEntries ?? 512;
@@ -220,9 +232,10 @@ export class KernelCache {
   }
 
   /**
-   * Drops every entry: the in-memory ones and the entry files in its folder.
-   * Other files are left alone, temporary files included (another process may
-   * be about to rename one into place).
+   * Drops every entry: the in-memory ones and the entry files in its folder,
+   * and temporary files abandoned over an hour ago. Other files are left alone,
+   * recent temporary files included (another process may be about to rename
+   * one into place).
    */
   clear(): void {
     this.#memory.clear();
@@ -230,6 +243,7 @@ export class KernelCache {
     for (const name of readdirSync(this.dir)) {
       if (name.endsWith(ENTRY_SUFFIX)) rmSync(join(this.dir, name), { force: true });
     }
+    this.#removeStaleTemps();
   }
 
   #remember(key: string, entry: KernelCacheEntry): void {
@@ -304,6 +318,10 @@ export class KernelCache {
       this.#debug(`not writing entry ${key}: ${size} bytes, larger than the ${MAX_ENTRY_BYTES} an entry may have`);
       return;
     }
+    if (!this.#sweptTemps) {
+      this.#sweptTemps = true;
+      this.#removeStaleTemps();
+    }
     const length = Buffer.alloc(4);
     length.writeUInt32LE(json.length);
     const temp = join(this.dir, `.${key}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
@@ -315,6 +333,30 @@ export class KernelCache {
     } catch (err) {
       rmSync(temp, { force: true });
       throw err;
+    }
+  }
+
+  /** Removes temporary files older than {@link STALE_TEMP_MS}: writers killed before their rename. */
+  #removeStaleTemps(): void {
+    const now = Date.now();
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch (err) {
+      this.#debug(`could not list ${this.dir} for abandoned temporary files: ${errorText(err)}`);
+      return;
+    }
+    for (const name of names) {
+      if (!name.startsWith('.') || !name.endsWith(TEMP_SUFFIX)) continue;
+      const path = join(this.dir, name);
+      try {
+        if (now - lstatSync(path).mtimeMs < STALE_TEMP_MS) continue;
+        rmSync(path, { force: true });
+        this.#debug(`removed abandoned temporary file ${path}`);
+      } catch (err) {
+        // Renamed or removed by another process meanwhile, or not ours to remove.
+        if (errorCode(err) !== 'ENOENT') this.#debug(`could not remove ${path}: ${errorText(err)}`);
+      }
     }
   }
 

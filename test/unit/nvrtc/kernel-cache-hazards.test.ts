@@ -1,10 +1,10 @@
 /**
  * The kernel cache against folders and entries that used to hang the process:
- * a cache folder on procfs, FIFOs and device links at an entry's path.
- * Whatever could block runs in a child process with
+ * a cache folder on procfs, FIFOs and device links at an entry's path, and
+ * writers killed mid-write. Whatever could block runs in a child process with
  * a timeout, so a regression fails here instead of hanging the suite.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
@@ -17,6 +17,7 @@ import {
   statSync,
   symlinkSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -188,5 +189,88 @@ describe('entries larger than the bound', () => {
     expect(debug).toEqual([expect.stringMatching(/not writing entry big: \d+ bytes, larger than the 268435456/)]);
     expect(cache.mode).toBe('disk');
     expect(cache.get('big')?.image.length).toBe(256 * 2 ** 20);
+  });
+});
+
+/** Starts cache-killed-writer.ts, waits until it stops at `stage`, SIGKILLs it and waits for it to exit. */
+async function killWriterAt(dir: string, key: string, stage: 'mid-write' | 'before-rename'): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture('cache-killed-writer.ts'), dir, key, stage], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on('close', (code, signal) => resolve(signal ?? code)));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`the writer did not reach ${stage} in ${CHILD_TIMEOUT_MS} ms: ${stderr}`)),
+        CHILD_TIMEOUT_MS,
+      );
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('stopped')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.on('close', () => reject(new Error(`the writer exited before ${stage}: ${stderr}`)));
+    });
+  } finally {
+    child.kill('SIGKILL');
+  }
+  expect(await exited).toBe('SIGKILL');
+}
+
+describe('a writer killed in the middle of a write', () => {
+  const temps = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.tmp'));
+
+  it.each(['mid-write', 'before-rename'] as const)(
+    'killed %s: the next process never reads its temp file, keeps the old entry or recompiles, and later removes it',
+    async (stage) => {
+      const dir = freshDir();
+      const old = { image: new Uint8Array(5000).fill(3), loweredNames: { writer: 'old' }, log: '' };
+      new KernelCache({ dir }).set('with-old', old);
+      await killWriterAt(dir, 'with-old', stage);
+      await killWriterAt(dir, 'fresh', stage);
+
+      const left = temps(dir);
+      expect(left).toHaveLength(2);
+      const encoded = 8 + 4 + 1024 ** 2; // magic, header length, image: the header comes on top
+      for (const name of left) {
+        const size = statSync(join(dir, name)).size;
+        if (stage === 'mid-write') expect(size).toBeLessThan(encoded);
+        else expect(size).toBeGreaterThan(encoded);
+      }
+
+      // The next process: the old entry is whole, the fresh key misses; the temp files are not entries.
+      const next = new KernelCache({ dir });
+      expect(next.get('with-old')).toEqual(old);
+      expect(next.get('fresh')).toBeUndefined();
+      next.set('fresh', old);
+      expect(new KernelCache({ dir }).get('fresh')).toEqual(old);
+      // Recent temp files may belong to live writers: kept.
+      expect(temps(dir)).toEqual(left);
+
+      // Once they are old, the next process that writes removes them; entries stay.
+      const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+      for (const name of left) utimesSync(join(dir, name), twoHoursAgo, twoHoursAgo);
+      const debug: string[] = [];
+      new KernelCache({ dir, logger: (_level, message) => debug.push(message) }).set('another', old);
+      expect(temps(dir)).toEqual([]);
+      expect(debug.filter((m) => m.includes('removed abandoned temporary file'))).toHaveLength(2);
+      expect(readdirSync(dir).sort()).toEqual(['another.kernel', 'fresh.kernel', 'with-old.kernel']);
+      expect(new KernelCache({ dir }).get('with-old')).toEqual(old);
+    },
+  );
+
+  it('clear() removes abandoned temp files too, and keeps recent ones', () => {
+    const dir = freshDir();
+    const cache = new KernelCache({ dir });
+    cache.set('k', { image: new Uint8Array(16), loweredNames: {}, log: '' });
+    writeFileSync(join(dir, '.k.1.aaaaaaaaaaaa.tmp'), 'abandoned');
+    writeFileSync(join(dir, '.k.2.bbbbbbbbbbbb.tmp'), 'being written');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(join(dir, '.k.1.aaaaaaaaaaaa.tmp'), twoHoursAgo, twoHoursAgo);
+    cache.clear();
+    expect(readdirSync(dir)).toEqual(['.k.2.bbbbbbbbbbbb.tmp']);
   });
 });

@@ -78,12 +78,11 @@ export class OutOfMemoryError extends GpuError {
     deviceFreeBytes?: number;
     deviceTotalBytes?: number;
   }) {
-    const mib = (n: number | undefined) => (n === undefined ? 'unknown' : `${(n / 2 ** 20).toFixed(1)} MiB`);
     super(
       'OUT_OF_MEMORY',
-      `Out of device memory: requested ${mib(details.requestedBytes)}, in use ${mib(details.inUseBytes)}, ` +
-        `limit ${details.limitBytes === undefined ? 'none' : mib(details.limitBytes)}, ` +
-        `device free ${mib(details.deviceFreeBytes)} of ${mib(details.deviceTotalBytes)}`,
+      `Out of device memory: requested ${formatBytes(details.requestedBytes)}, in use ${formatBytes(details.inUseBytes)}, ` +
+        `limit ${details.limitBytes === undefined ? 'none' : formatBytes(details.limitBytes)}, ` +
+        `device free ${formatBytes(details.deviceFreeBytes)} of ${formatBytes(details.deviceTotalBytes)}`,
     );
     this.requestedBytes = details.requestedBytes;
     this.inUseBytes = details.inUseBytes;
@@ -91,6 +90,26 @@ export class OutOfMemoryError extends GpuError {
     this.deviceFreeBytes = details.deviceFreeBytes;
     this.deviceTotalBytes = details.deviceTotalBytes;
   }
+}
+
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB'] as const;
+
+/**
+ * A byte count in the largest binary unit it reaches, to three significant
+ * digits ("4.00 KiB", "1.50 MiB", "16.0 MiB", "512 MiB"), whole bytes below
+ * 1 KiB, and "unknown" for a figure that is missing or not a number.
+ */
+function formatBytes(bytes: number | undefined): string {
+  if (bytes === undefined || !Number.isFinite(bytes)) return 'unknown';
+  if (Math.abs(bytes) < 1024) return `${bytes} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const magnitude = Math.abs(value);
+  return `${value.toFixed(magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : 2)} ${BYTE_UNITS[unit]}`;
 }
 
 /** An op has no implementation on the backend in use (its kernels rely on features that platform lacks). */

@@ -21,6 +21,7 @@ export {
   KernelCache,
   defaultKernelCacheDir,
   type KernelCacheEntry,
+  type KernelCacheLogger,
   type KernelCacheMode,
   type KernelCacheOptions,
   type KernelCacheStats,

@@ -6,6 +6,8 @@
  * - NVRTC (`Program`, `compileProgram`, the on-disk `KernelCache`; the checked C API as `nvrtc`).
  * - HIP runtime and hiprtc, raw (`hipRaw`, `hiprtc`) and safe (`HipDevice`, `HipStream`, `HipProgram`, …).
  * - GpuCompute: tensors and ops on the best local backend, with a CPU fallback.
+ *
+ * @module gpucompute
  */
 export * from './errors.js';
 export * from './driver/index.js';

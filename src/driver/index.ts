@@ -1,6 +1,8 @@
 /**
  * The CUDA driver: the safe tier (owning objects), the checked raw tier as
  * the `cu` namespace, the unchecked bindings, enums and errors.
+ *
+ * @module gpucompute/driver
  */
 export { Context } from './context.js';
 export { copyByteLength } from './copy-range.js';
@@ -50,3 +52,5 @@ export {
   type KernelArg,
   type ScalarType,
 } from '../ffi/kernel-args.js';
+export type { NativeFunction } from '../ffi/lazy-functions.js';
+export type { LibrarySpec, LoadedLibrary, NativeLibrary } from '../ffi/library.js';

@@ -17,7 +17,9 @@ export interface LibrarySpec {
   readonly hint?: string;
 }
 
+/** A shared library that loaded, and from where. */
 export interface LoadedLibrary {
+  /** koffi's handle, to declare functions on. */
   readonly lib: NativeLibrary;
   /** The candidate that loaded. */
   readonly path: string;

@@ -3,6 +3,8 @@
  * HipDeviceBuffer, HipPinnedBuffer, HipModule, HipKernel, HipProgram), the
  * checked raw tiers as the `hipRaw` and `hiprtc` namespaces, the unchecked
  * bindings, targets and errors.
+ *
+ * @module gpucompute/hip
  */
 export { HipDevice, initHip, type HipDeviceProperties } from './device.js';
 export { HipDeviceAttribute, HipEventFlags, HipFunctionAttribute, HipHostMallocFlags, HipStreamFlags } from './device-attribute.js';
@@ -15,6 +17,8 @@ export { HipResult, hipResultDescription, hipResultName, type HipResultName } fr
 export { HiprtcCompileError, HiprtcError, HiprtcResult, firstClangDiagnostic, type HipDiagnostic } from './hiprtc-error.js';
 export { HipKernel, type HipBoundKernel, type HipBoundValue, type HipKernelAttributes, type HipLaunchOptions } from './kernel.js';
 export { hipRuntimeSpec, hiprtcSpec, openHipRuntime, openHiprtc } from './library.js';
+export type { NativeFunction } from '../ffi/lazy-functions.js';
+export type { LibrarySpec, LoadedLibrary, NativeLibrary } from '../ffi/library.js';
 export { HipModule } from './module.js';
 export { HipPinnedBuffer } from './pinned-buffer.js';
 export { HipStream, type HipStreamOptions } from './stream.js';

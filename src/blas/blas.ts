@@ -14,14 +14,14 @@ export interface BlasOptions {
  * CBLAS), its thread count, and checked products on Float32Arrays.
  *
  * The library is loaded once per process, and its thread count is process-wide (Accelerate's is
- * per calling thread): every `Blas` shares them, and the last `open` or {@link setThreads} wins.
+ * per calling thread): every `Blas` shares them, and the last `open` or {@link Blas.setThreads} wins.
  * Calls are synchronous; the matrices may live in a SharedArrayBuffer or a shared WebAssembly
  * memory, at any offset, and are read and written in place.
  */
 export class Blas {
   /** Which implementation loaded. */
   readonly vendor: BlasVendor;
-  /** Its version or build string, where it offers one (see {@link BlasIdentity.version}). */
+  /** Its version or build string (`openblas_get_config`, `bli_info_get_version_str`, `MKL_Get_Version_String`); null where it has none. */
   readonly version: string | null;
   /** The file (or soname) that loaded. */
   readonly path: string;
@@ -57,7 +57,7 @@ export class Blas {
     return this.#threads.get();
   }
 
-  /** Asks the library for `threads` threads in later calls (see {@link threads} for what it took). */
+  /** Asks the library for `threads` threads in later calls (see {@link Blas.threads} for what it took). */
   setThreads(threads: number): void {
     this.#threads.set(resolveThreadCount(threads));
   }

@@ -15,6 +15,12 @@ export interface LibrarySpec {
   readonly candidates: () => string[];
   /** Extra sentence appended to the not-found error. */
   readonly hint?: string;
+  /**
+   * Vets a candidate that loaded (and may prepare it for use): returns why it is refused, and the
+   * search goes on, or undefined to take it. A refused library stays mapped: unloading one whose
+   * constructors started threads (a BLAS) is not safe.
+   */
+  readonly check?: (lib: NativeLibrary, path: string) => string | undefined;
 }
 
 /** A shared library that loaded, and from where. */
@@ -23,6 +29,8 @@ export interface LoadedLibrary {
   readonly lib: NativeLibrary;
   /** The candidate that loaded. */
   readonly path: string;
+  /** Candidates tried before it, in order, with why each did not load or was refused. */
+  readonly tried: readonly LibraryAttempt[];
 }
 
 const loaded = new Map<LibrarySpec, LoadedLibrary>();
@@ -43,18 +51,25 @@ export function openLibrary(spec: LibrarySpec): LoadedLibrary {
   const attempts: LibraryAttempt[] = [];
   for (const path of candidates) {
     // Absolute paths that do not exist are reported without asking the loader.
-    if (path.includes('/') && !existsSync(path)) {
+    if (path.includes('/') && !existsSync(path) && !inDyldSharedCache(path)) {
       attempts.push({ path, error: 'no such file' });
       continue;
     }
+    let lib: NativeLibrary;
     try {
-      const lib = koffi.load(path);
-      const result = { lib, path };
-      loaded.set(spec, result);
-      return result;
+      lib = koffi.load(path);
     } catch (err) {
       attempts.push({ path, error: err instanceof Error ? err.message : String(err) });
+      continue;
     }
+    const refusal = spec.check?.(lib, path);
+    if (refusal !== undefined) {
+      attempts.push({ path, error: refusal });
+      continue;
+    }
+    const result = { lib, path, tried: attempts };
+    loaded.set(spec, result);
+    return result;
   }
   const hint = `${override ? `(${spec.envVar} is set, so only it was tried.) ` : `Set ${spec.envVar} to the library's path to override. `}${spec.hint ?? ''}`.trim();
   const error = new LibraryNotFoundError(spec.name, attempts, hint);
@@ -66,6 +81,15 @@ export function openLibrary(spec: LibrarySpec): LoadedLibrary {
 export function resetLibraryCache(): void {
   loaded.clear();
   failed.clear();
+}
+
+/**
+ * macOS 11+ keeps its system libraries and frameworks only in the dyld shared cache: the file
+ * (e.g. /System/Library/Frameworks/Accelerate.framework/Accelerate) is absent from disk, yet
+ * dlopen finds it, so such paths go to the loader.
+ */
+function inDyldSharedCache(path: string): boolean {
+  return process.platform === 'darwin' && (path.startsWith('/System/Library/') || path.startsWith('/usr/lib/'));
 }
 
 function failedLoad(error: LibraryNotFoundError): never {

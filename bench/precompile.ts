@@ -16,7 +16,8 @@
  * later, at first use.
  */
 import { ATTENTION_HEAD_DIMS, attentionSpec, mmaTuningConfigs, simtCandidates, wgmmaCandidates } from '../src/compute/cuda/attention/attention-kernels.js';
-import { compileKernelModule, KernelSources, moduleKey, type ModuleSpec } from '../src/compute/gpu/kernel-sources.js';
+import { compileKernelModule } from '../src/compute/cuda/kernel-compile.js';
+import { KernelSources, moduleKey, type ModuleSpec } from '../src/compute/gpu/kernel-sources.js';
 import { candidateConfigs, configName, kernelSource, WGMMA_CONFIGS, type MatmulFamily, type MatmulVariant } from '../src/compute/cuda/matmul/matmul-kernels.js';
 import { sweepCases } from '../test/gpu/matmul/config-sweep.js';
 

@@ -12,29 +12,28 @@ import { memcpyDtoDAsync, memcpyDtoHAsync } from '../../driver/raw/memory.js';
 import { Stream } from '../../driver/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { Backend, DeviceInfo } from '../backend/backend.js';
-import type { MatmulParams } from '../core/matmul-plan.js';
-import type { Logger } from '../core/logger.js';
-import type { PoolStrategy } from '../gpu/memory-pool.js';
-import { resolvePoolLimit } from '../core/pool-limit.js';
-import type { AttentionParams } from '../core/attention-params.js';
-import { cudaAttention, releaseCudaAttention } from './attention/attention.js';
-import type { GruRecurrenceParams } from '../core/gru-params.js';
-import { cudaGruRecurrence, releaseCudaGru } from './gru/gru.js';
 import type { DenseLinalg } from '../backend/dense-linalg.js';
-import { cudaDenseLinalg, releaseCudaDenseLinalg } from './dense-linalg.js';
+import { OpStates } from '../backend/op-states.js';
+import type { AttentionParams } from '../core/attention-params.js';
+import type { GruRecurrenceParams } from '../core/gru-params.js';
+import type { Logger } from '../core/logger.js';
+import type { MatmulParams } from '../core/matmul-plan.js';
+import { resolvePoolLimit } from '../core/pool-limit.js';
+import type { ModuleSpec } from '../gpu/kernel-sources.js';
+import type { PoolStrategy } from '../gpu/memory-pool.js';
+import { PooledBackend, type PooledRuntime } from '../gpu/pooled-backend.js';
+import { cudaAttention } from './attention/attention.js';
 import { BlockCounters } from './block-counters.js';
+import type { CudaContext } from './cuda-context.js';
+import { cudaDeviceInfo } from './device-info.js';
+import { cudaDenseLinalg } from './dense-linalg.js';
 import { cudaSegmentMemory } from './device-memory.js';
+import { cudaGruRecurrence } from './gru/gru.js';
 import { copyDeviceToHost, copyHostToDevice, PinnedStaging } from './host-copy.js';
 import { KernelRegistry, type RegisteredKernel } from './kernel-registry.js';
-import type { ModuleSpec } from '../gpu/kernel-sources.js';
-import { cudaMatmul, releaseCudaMatmul } from './matmul/matmul.js';
-import type { CudaOpContext } from '../gpu/launch-context.js';
-import { PooledBackend, type PooledBuffer, type PooledRuntime, type PooledStream } from '../gpu/pooled-backend.js';
+import { cudaMatmul } from './matmul/matmul.js';
 
-/** A stream of the CUDA backend. */
-export type CudaStream = PooledStream<Stream, Event>;
-/** Device memory of the CUDA backend: a pool block. */
-export type CudaBuffer = PooledBuffer<Stream, Event>;
+export type { CudaBuffer, CudaStream } from './cuda-context.js';
 
 /** Options of {@link createCudaBackend}. */
 export interface CudaBackendOptions {
@@ -93,7 +92,7 @@ function cudaRuntime(context: Context, staging: PinnedStaging): PooledRuntime<St
 }
 
 /** The CUDA implementation of {@link Backend}; also the context the op launchers and matmul work in. */
-export class CudaBackend extends PooledBackend<Stream, Event> implements Backend, CudaOpContext {
+export class CudaBackend extends PooledBackend<Stream, Event> implements Backend, CudaContext {
   readonly kind = 'cuda' as const;
   readonly device: Device;
   readonly context: Context;
@@ -102,6 +101,7 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   readonly warpSize: number;
   readonly clusterLaunch: boolean;
   readonly logger: Logger | undefined;
+  readonly states: OpStates<CudaContext> = new OpStates<CudaContext>(this);
   readonly #staging: PinnedStaging;
   readonly #counters: BlockCounters;
 
@@ -129,23 +129,7 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
 
   info(): DeviceInfo {
     this.checkOpen();
-    const { major, minor } = this.device.computeCapability;
-    const driver = driverGetVersion();
-    const { free, total } = this.context.memoryInfo();
-    return {
-      backend: 'cuda',
-      platform: `CUDA ${Math.floor(driver / 1000)}.${Math.floor((driver % 1000) / 10)} (driver API)`,
-      deviceName: this.device.name,
-      ordinal: this.device.ordinal,
-      computeCapability: `${major}.${minor}`,
-      arch: this.device.arch,
-      totalMemory: total,
-      freeMemory: free,
-      multiprocessorCount: this.multiprocessorCount,
-      tensorCores: this.device.supportsTensorCores,
-      fp16: this.device.supportsFp16,
-      bf16: this.device.supportsBf16,
-    };
+    return cudaDeviceInfo(this.device, driverGetVersion(), this.context.memoryInfo().free);
   }
 
   // ------------------------------------------------------------ ops (memory, streams: PooledBackend; the portable ops: PortableOpsBackend)
@@ -182,11 +166,8 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   protected releaseResources(): void {
     this.#staging.dispose();
     this.#counters.dispose();
-    // cuBLAS handle and sm_90a modules belong to the context: release them before it goes.
-    releaseCudaMatmul(this);
-    releaseCudaAttention(this);
-    releaseCudaGru(this);
-    releaseCudaDenseLinalg(this);
+    // Library handles, graphs and modules belong to the context: release them before it goes.
+    this.states.dispose();
     this.registry.dispose();
   }
 
@@ -194,7 +175,7 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
     this.context.dispose();
   }
 
-  // ------------------------------------------------------------ CudaOpContext (the rest: PooledBackend)
+  // ------------------------------------------------------------ CudaContext (the rest: PooledBackend)
 
   blockCounter(): bigint {
     return this.#counters.address(this.currentStreamId);

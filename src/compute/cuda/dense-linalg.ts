@@ -22,54 +22,51 @@ import { CublasHandle } from '../../cublas/handle.js';
 import { CusolverHandle } from '../../cusolver/handle.js';
 import type { DenseLinalg } from '../backend/dense-linalg.js';
 import type { TensorView } from '../core/view.js';
-import type { CudaBackend } from './cuda-backend.js';
+import type { OpStateKey } from '../backend/op-states.js';
+import type { CudaContext } from './cuda-context.js';
 
-interface DenseState {
-  linalg: CudaDenseLinalg | undefined;
-}
-
-const states = new WeakMap<CudaBackend, DenseState>();
-
-/** The backend's cuSOLVER-backed dense linear algebra, or undefined when cuSOLVER cannot be loaded. */
-export function cudaDenseLinalg(backend: CudaBackend): DenseLinalg | undefined {
-  let state = states.get(backend);
-  if (!state) {
-    state = { linalg: undefined };
+/** The backend's dense linear algebra, created on first use; none when cuSOLVER or cuBLAS cannot be loaded. */
+const DENSE_LINALG: OpStateKey<{ linalg: CudaDenseLinalg | undefined; dispose(): void }, CudaContext> = {
+  name: 'cuSOLVER handle',
+  create: (backend) => {
+    let linalg: CudaDenseLinalg | undefined;
     try {
       const solver = new CusolverHandle(backend.context);
       try {
-        state.linalg = new CudaDenseLinalg(backend, solver, new CublasHandle(backend.context));
+        linalg = new CudaDenseLinalg(backend, solver, new CublasHandle(backend.context));
       } catch (err) {
         solver.dispose();
         throw err;
       }
-      backend.logger?.debug(`svd: dense steps on the device (${state.linalg.name})`);
+      backend.logger?.debug(`svd: dense steps on the device (${linalg.name})`);
     } catch (err) {
       backend.logger?.debug(`svd: cuSOLVER unavailable, dense steps on the host: ${err instanceof Error ? err.message : String(err)}`);
     }
-    states.set(backend, state);
-  }
-  return state.linalg;
+    return { linalg, dispose: () => linalg?.dispose() };
+  },
+};
+
+/** The backend's cuSOLVER-backed dense linear algebra, or undefined when cuSOLVER cannot be loaded. */
+export function cudaDenseLinalg(backend: CudaContext): DenseLinalg | undefined {
+  return backend.states.get(DENSE_LINALG).linalg;
 }
 
-/** Destroys the backend's cuSOLVER handle; the CUDA backend calls this before it releases its context. */
-export function releaseCudaDenseLinalg(backend: CudaBackend): void {
-  const state = states.get(backend);
-  if (!state) return;
-  states.delete(backend);
-  state.linalg?.handle.dispose();
-  state.linalg?.blas.dispose();
-}
 
 class CudaDenseLinalg implements DenseLinalg {
   readonly name: string;
 
   constructor(
-    private readonly backend: CudaBackend,
+    private readonly backend: CudaContext,
     readonly handle: CusolverHandle,
     readonly blas: CublasHandle,
   ) {
     this.name = `cuSOLVER ${handle.version}`;
+  }
+
+  /** Destroys both handles (they belong to the backend's context). */
+  dispose(): void {
+    this.handle.dispose();
+    this.blas.dispose();
   }
 
   orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void {

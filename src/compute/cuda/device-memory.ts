@@ -5,7 +5,7 @@ import { DeviceBuffer } from '../../driver/device-buffer.js';
 import { Event } from '../../driver/event.js';
 import { CudaResult } from '../../driver/result-code.js';
 import { SegmentMemory } from '../gpu/segment-memory.js';
-import type { CudaStream } from './cuda-backend.js';
+import type { CudaStream } from './cuda-context.js';
 
 export function cudaSegmentMemory(context: Context): SegmentMemory<CudaStream> {
   return new SegmentMemory<CudaStream>({

@@ -1,8 +1,8 @@
 /**
- * Compiles the kernels under `kernels/` lazily for the device's arch (through
- * NVRTC and its disk cache), loads each specialisation once per context,
- * caches the kernels and their bound launchers, and sizes grid-stride launches
- * from the occupancy API.
+ * Compiles the kernels under `kernels/` lazily for the device's arch, or the arch a spec names
+ * (sm_90a for the Hopper kernels), through NVRTC and its disk cache; loads each specialisation once
+ * per context, caches the kernels and their bound launchers, and sizes grid-stride launches from
+ * the occupancy API. The one compile path of the CUDA backend.
  */
 import type { Context } from '../../driver/context.js';
 import type { BoundKernel, Kernel } from '../../driver/kernel.js';
@@ -10,15 +10,9 @@ import { Module } from '../../driver/module.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { KernelCache } from '../../nvrtc/kernel-cache.js';
 import type { Logger } from '../core/logger.js';
-import { compileKernelModule, KernelSources, moduleKey, type ModuleSpec } from '../gpu/kernel-sources.js';
-
-/** Block size and grid cap of a grid-stride kernel: every SM filled to its occupancy, no more. */
-export interface LaunchShape {
-  /** Threads per block. */
-  readonly block: number;
-  /** Blocks that are resident at once on the whole device. */
-  readonly maxGrid: number;
-}
+import { KernelSources, moduleKey, type ModuleSpec } from '../gpu/kernel-sources.js';
+import type { LaunchShape } from '../gpu/launch-context.js';
+import { compileKernelModule } from './kernel-compile.js';
 
 /** A kernel ready to launch: its bound fast-path launcher and its occupancy-derived shape. */
 export interface RegisteredKernel {
@@ -48,11 +42,6 @@ export interface KernelRegistryOptions {
   cache?: KernelCache | false;
 }
 
-/** Grid size for `work` items of a grid-stride kernel: enough blocks, capped at what is resident. */
-export function gridFor(work: number, shape: LaunchShape): number {
-  return Math.max(1, Math.min(Math.ceil(work / shape.block), shape.maxGrid));
-}
-
 /** The kernels of one CUDA context. */
 export class KernelRegistry {
   readonly context: Context;
@@ -70,7 +59,7 @@ export class KernelRegistry {
     this.#cache = options.cache;
   }
 
-  /** The loaded module of a specialisation, compiled on first use. */
+  /** The loaded module of a specialisation, compiled on first use (for the spec's arch, else the device's). */
   module(spec: ModuleSpec): Module {
     const key = moduleKey(spec);
     let module = this.#modules.get(key);
@@ -101,6 +90,14 @@ export class KernelRegistry {
       this.#kernels.set(cacheKey, entry);
     }
     return entry;
+  }
+
+  /**
+   * The kernel `name` of a specialisation, unbound: for launches whose arguments a signature
+   * cannot describe (the Hopper kernels' by-value tensor maps).
+   */
+  function(spec: ModuleSpec, name: string): Kernel {
+    return this.module(spec).getFunction(name);
   }
 
   /** A registered kernel cached under `key` only (no spec needed once it exists). */

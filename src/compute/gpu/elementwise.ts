@@ -9,10 +9,9 @@ import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-op
 import type { BroadcastPlan } from '../core/broadcast.js';
 import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
-import { gridFor } from '../cuda/kernel-registry.js';
 import { binarySpec, castSpec, FILL_SPEC, gradSpec, unarySpec } from './kernel-specs.js';
 import { accessKind, planBinary, vectorWidth } from './launch-plans.js';
-import type { OpContext } from './launch-context.js';
+import { gridFor, type LaunchContext } from './launch-context.js';
 
 /** Grid-stride kernels use blocks of at most this many threads. */
 const BLOCK_LIMIT = 512;
@@ -61,7 +60,7 @@ export function fillBits(value: number, dtype: DType): number {
   }
 }
 
-export function fill<S>(ctx: OpContext<S>, out: TensorView, value: number): void {
+export function fill<S>(ctx: LaunchContext<S>, out: TensorView, value: number): void {
   const stream = ctx.enqueue(out);
   const wide = dtypeSize[out.dtype] === 4;
   const access = accessKind(out);
@@ -72,7 +71,7 @@ export function fill<S>(ctx: OpContext<S>, out: TensorView, value: number): void
   k.launch({ grid, block: shape.block, stream }, ctx.address(out), out.size, fillBits(value, out.dtype));
 }
 
-export function cast<S>(ctx: OpContext<S>, x: TensorView, out: TensorView): void {
+export function cast<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView): void {
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
   const name = `cast_${access}`;
@@ -81,7 +80,7 @@ export function cast<S>(ctx: OpContext<S>, x: TensorView, out: TensorView): void
   k.launch({ grid: tileGrid(packs(x.size, access, 4), shape.block), block: shape.block, stream }, ctx.address(x), ctx.address(out), x.size);
 }
 
-export function unary<S>(ctx: OpContext<S>, op: UnaryOp, x: TensorView, out: TensorView, alpha: number): void {
+export function unary<S>(ctx: LaunchContext<S>, op: UnaryOp, x: TensorView, out: TensorView, alpha: number): void {
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
   const name = `unary_${access}`;
@@ -92,7 +91,7 @@ export function unary<S>(ctx: OpContext<S>, op: UnaryOp, x: TensorView, out: Ten
 }
 
 export function activationGrad<S>(
-  ctx: OpContext<S>,
+  ctx: LaunchContext<S>,
   op: ActivationGradOp,
   x: TensorView,
   dy: TensorView,
@@ -108,7 +107,7 @@ export function activationGrad<S>(
   k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(dy), ctx.address(out), x.size, alpha);
 }
 
-export function binary<S>(ctx: OpContext<S>, op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
+export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
   const stream = ctx.enqueue(a, b, out);
   const launch = planBinary(plan, a, b, out);
   const spec = () => binarySpec(op, out.dtype);

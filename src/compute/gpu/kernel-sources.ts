@@ -1,29 +1,32 @@
 /**
- * The CUDA C sources under the package's `kernels/` folder, and how one
- * specialisation of a source becomes a compiled image. Needs NVRTC but no GPU,
- * so the same code compiles every kernel in CI.
+ * The CUDA C sources under the package's `kernels/` folder (the portable ones compile for HIP
+ * too), and the module spec that names one compiled specialisation of a source.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from '../../errors.js';
-import { Program, type CompiledProgram } from '../../nvrtc/program.js';
-import type { KernelCache } from '../../nvrtc/kernel-cache.js';
 
-/** One compiled specialisation of a kernel source: the file plus its `-D` defines. */
+/** One compiled specialisation of a kernel source: the file, its `-D` defines, and the target it needs. */
 export interface ModuleSpec {
   /** A `.cu` file in `kernels/`, e.g. `unary.cu`. */
   readonly file: string;
   /** Macros that specialise it, e.g. `{ GC_DTYPE: 'GC_F16', GC_OP: 'OpExp' }`. */
   readonly defines?: Readonly<Record<string, string | number>>;
+  /**
+   * The compiler target it must be built for, where the device's own is not enough: `sm_90a` for
+   * the Hopper-only instructions (wgmma, TMA multicast, setmaxnreg). Default: the device's arch.
+   */
+  readonly arch?: string;
 }
 
-/** A stable string naming a module spec (file plus sorted defines). */
+/** A stable string naming a module spec (file, sorted defines, and its arch when it has one). */
 export function moduleKey(spec: ModuleSpec): string {
   const defines = Object.entries(spec.defines ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, value]) => `${name}=${value}`);
-  return defines.length === 0 ? spec.file : `${spec.file}?${defines.join('&')}`;
+  const key = defines.length === 0 ? spec.file : `${spec.file}?${defines.join('&')}`;
+  return spec.arch === undefined ? key : `${key}@${spec.arch}`;
 }
 
 /**
@@ -70,29 +73,4 @@ export class KernelSources {
     }
     return this.#headers;
   }
-}
-
-/** How to compile a module spec. */
-export interface CompileKernelOptions {
-  /** Target arch; default the current device's (see the NVRTC Program). */
-  arch?: string;
-  /** Kernel cache; default the shared one. */
-  cache?: KernelCache | false;
-}
-
-/**
- * Compiles one specialisation to a CUBIN (through the kernel cache). The
- * sources are header-free (no cuda_fp16.h), so no CUDA include folder is
- * added and any NVRTC from 11.8 on compiles them.
- */
-export function compileKernelModule(spec: ModuleSpec, sources: KernelSources, options: CompileKernelOptions = {}): CompiledProgram {
-  return new Program(sources.source(spec.file), {
-    name: spec.file,
-    headers: sources.headers(),
-    defines: spec.defines ?? {},
-    std: 'c++17',
-    cudaIncludes: false,
-    ...(options.arch === undefined ? {} : { arch: options.arch }),
-    ...(options.cache === undefined ? {} : { cache: options.cache }),
-  }).compile();
 }

@@ -1,60 +1,30 @@
 /**
- * Which compiled specialisation of which `kernels/` source serves each op and
- * dtype: one module per (source, dtype[, op]), selected with `-D` defines
- * (GC_DTYPE, GC_OP, GC_REDUCE, GC_SRC/GC_DST). Also lists every
- * specialisation an op can ask for, which the CI compile test builds.
+ * Which compiled specialisation of which portable `kernels/` source serves each op and dtype: one
+ * module per (source, dtype[, op]), selected with `-D` defines (GC_DTYPE, GC_OP, GC_REDUCE,
+ * GC_SRC/GC_DST). The op functors follow from the op tables (`core/elementwise-ops.ts`), so a new
+ * op needs no entry here. Also lists every portable specialisation and the kernels each defines,
+ * which the CI compile tests build with NVRTC and hiprtc.
  */
-import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
-import type { ReduceOp } from '../core/reduce-plan.js';
 import { DTYPES, dtypeSize, type DType } from '../core/dtype.js';
+import {
+  ACTIVATION_GRAD_OPS,
+  BINARY_OP_NAMES,
+  binaryTakesInt,
+  functorName,
+  UNARY_OP_NAMES,
+  unaryTakesInt,
+  type ActivationGradOp,
+  type BinaryOp,
+  type UnaryOp,
+} from '../core/elementwise-ops.js';
+import { REDUCE_OPS, type ReduceOp } from '../core/reduce-plan.js';
 import type { ModuleSpec } from './kernel-sources.js';
-import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from '../cuda/attention/attention-kernels.js';
-import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from '../cuda/gru/gru-kernels.js';
 
 /** dtype → the code `kernels/dtype.cuh` takes in GC_DTYPE. */
 export const DTYPE_CODE: Readonly<Record<DType, string>> = { f32: 'GC_F32', f16: 'GC_F16', bf16: 'GC_BF16', i32: 'GC_I32' };
 
-
-/** Functors of `kernels/ops.cuh`. */
-export const UNARY_FUNCTOR: Readonly<Record<UnaryOp, string>> = {
-  neg: 'OpNeg',
-  abs: 'OpAbs',
-  exp: 'OpExp',
-  log: 'OpLog',
-  sqrt: 'OpSqrt',
-  rsqrt: 'OpRsqrt',
-  relu: 'OpRelu',
-  leakyRelu: 'OpLeakyRelu',
-  sigmoid: 'OpSigmoid',
-  tanh: 'OpTanh',
-  gelu: 'OpGelu',
-  geluTanh: 'OpGeluTanh',
-  silu: 'OpSilu',
-  softplus: 'OpSoftplus',
-};
-
-export const GRAD_FUNCTOR: Readonly<Record<ActivationGradOp, string>> = {
-  reluGrad: 'OpReluGrad',
-  leakyReluGrad: 'OpLeakyReluGrad',
-  sigmoidGrad: 'OpSigmoidGrad',
-  tanhGrad: 'OpTanhGrad',
-  geluGrad: 'OpGeluGrad',
-  geluTanhGrad: 'OpGeluTanhGrad',
-  siluGrad: 'OpSiluGrad',
-  softplusGrad: 'OpSoftplusGrad',
-};
-
-export const BINARY_FUNCTOR: Readonly<Record<BinaryOp, string>> = {
-  add: 'OpAdd',
-  sub: 'OpSub',
-  mul: 'OpMul',
-  div: 'OpDiv',
-  max: 'OpMax',
-  min: 'OpMin',
-};
-
 /** Reductions of `kernels/block-reduce.cuh`; mean is a sum divided at the end. */
-export const REDUCE_FUNCTOR: Readonly<Record<ReduceOp, string>> = {
+const REDUCE_FUNCTOR: Readonly<Record<ReduceOp, string>> = {
   sum: 'ReduceSum',
   mean: 'ReduceSum',
   max: 'ReduceMax',
@@ -62,21 +32,16 @@ export const REDUCE_FUNCTOR: Readonly<Record<ReduceOp, string>> = {
   argmax: 'ReduceArgmax',
 };
 
-/** The i32 ops the front-end allows (the kernels define only these for int). */
-const INT_UNARY: readonly UnaryOp[] = ['neg', 'abs'];
-const INT_BINARY: readonly BinaryOp[] = ['add', 'sub', 'mul', 'max', 'min'];
-const INT_REDUCE: readonly ReduceOp[] = ['sum', 'max', 'min', 'argmax'];
-
 export function unarySpec(op: UnaryOp, dtype: DType): ModuleSpec {
-  return { file: 'unary.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_OP: UNARY_FUNCTOR[op] } };
+  return { file: 'unary.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_OP: functorName(op) } };
 }
 
 export function gradSpec(op: ActivationGradOp, dtype: DType): ModuleSpec {
-  return { file: 'activation_grad.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_OP: GRAD_FUNCTOR[op] } };
+  return { file: 'activation_grad.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_OP: functorName(op) } };
 }
 
 export function binarySpec(op: BinaryOp, dtype: DType): ModuleSpec {
-  return { file: 'binary.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_OP: BINARY_FUNCTOR[op] } };
+  return { file: 'binary.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_OP: functorName(op) } };
 }
 
 /** fill.cu works on bit patterns by element size: one module for every dtype. */
@@ -98,7 +63,7 @@ export function softmaxSpec(dtype: DType): ModuleSpec {
   return { file: 'softmax.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
 }
 
-/** softmax_cluster.cu (thread-block clusters): only for sm_90 and later, so not in {@link allModuleSpecs}. */
+/** softmax_cluster.cu (thread-block clusters): only for sm_90 and later, so not in {@link portableModuleSpecs}. */
 export function clusterSoftmaxSpec(dtype: DType): ModuleSpec {
   return { file: 'softmax_cluster.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
 }
@@ -117,26 +82,24 @@ export function transposeSpec(dtype: DType): ModuleSpec {
   return { file: 'transpose.cu', defines: { GC_DTYPE: dtypeSize[dtype] === 4 ? 'GC_F32' : 'GC_F16' } };
 }
 
-/** Every specialisation the CUDA backend can request, without duplicates. */
-export function allModuleSpecs(): ModuleSpec[] {
+/** Every portable specialisation an op can request, without duplicates (CUDA and HIP compile all of them). */
+export function portableModuleSpecs(): ModuleSpec[] {
   const specs: ModuleSpec[] = [FILL_SPEC];
   for (const dtype of DTYPES) {
     const isFloat = dtype !== 'i32';
-    for (const op of Object.keys(UNARY_FUNCTOR) as UnaryOp[]) if (isFloat || INT_UNARY.includes(op)) specs.push(unarySpec(op, dtype));
-    for (const op of Object.keys(BINARY_FUNCTOR) as BinaryOp[]) if (isFloat || INT_BINARY.includes(op)) specs.push(binarySpec(op, dtype));
-    for (const op of ['sum', 'max', 'min', 'argmax'] as const) if (isFloat || INT_REDUCE.includes(op)) specs.push(reduceSpec(op, dtype));
+    for (const op of UNARY_OP_NAMES) if (isFloat || unaryTakesInt(op)) specs.push(unarySpec(op, dtype));
+    for (const op of BINARY_OP_NAMES) if (isFloat || binaryTakesInt(op)) specs.push(binarySpec(op, dtype));
+    // mean shares sum's module.
+    for (const op of ['sum', 'max', 'min', 'argmax'] as const) if (isFloat || REDUCE_OPS[op].int) specs.push(reduceSpec(op, dtype));
     for (const to of DTYPES) if (to !== dtype) specs.push(castSpec(dtype, to));
     if (isFloat) {
-      for (const op of Object.keys(GRAD_FUNCTOR) as ActivationGradOp[]) specs.push(gradSpec(op, dtype));
+      for (const op of ACTIVATION_GRAD_OPS) specs.push(gradSpec(op, dtype));
       specs.push(randomSpec(dtype), softmaxSpec(dtype), layerNormSpec(dtype));
     }
   }
   specs.push(transposeSpec('f32'), transposeSpec('f16'));
-  specs.push(...attentionModuleSpecs());
-  specs.push(...gruModuleSpecs());
   return specs;
 }
-
 
 /** The cached row kernels `kernels/row.cuh` instantiates for `prefix` (see GC_ROW_KERNELS). */
 export function rowKernelNames(prefix: string, dtype: DType): string[] {
@@ -150,8 +113,8 @@ export function rowKernelNames(prefix: string, dtype: DType): string[] {
   return names;
 }
 
-/** The kernels (extern "C" names) a specialisation defines; the backend launches only these. */
-export function kernelNames(spec: ModuleSpec): string[] {
+/** The kernels (extern "C" names) a portable specialisation defines (none for another source); the backends launch only these. */
+export function portableKernelNames(spec: ModuleSpec): string[] {
   const dtypeOf = (code: string | number | undefined): DType => (Object.keys(DTYPE_CODE) as DType[]).find((d) => DTYPE_CODE[d] === code) ?? 'f32';
   const both = (name: string) => [`${name}_vec`, `${name}_scalar`];
   switch (spec.file) {
@@ -195,15 +158,8 @@ export function kernelNames(spec: ModuleSpec): string[] {
       return ['softmax_cluster'];
     case 'layernorm.cu':
       return rowKernelNames('layernorm', dtypeOf(spec.defines?.GC_DTYPE));
-    case ATTENTION_SOURCE.simt:
-      return [ATTENTION_ENTRY.simt];
-    case ATTENTION_SOURCE.mma:
-    case ATTENTION_MMA_PINGPONG_SOURCE:
-      return [ATTENTION_ENTRY.mma];
     case 'transpose.cu':
       return ['transpose_tiled'];
-    case GRU_SOURCE:
-      return gruKernelNames(spec);
     default:
       return [];
   }

@@ -1,17 +1,27 @@
 /**
- * What the op launchers (and the matmul code) need from a backend: kernels,
- * device addresses of views, stream ordering and scratch memory. The
- * launchers of portable kernels are written against {@link OpContext}, generic
- * in the backend's stream type, so the CUDA and HIP backends share them;
- * {@link CudaOpContext} is the CUDA backend's, with driver kernels.
+ * What the op launchers need from a GPU backend: kernels, device addresses of views, stream
+ * ordering and scratch memory. The launchers of portable kernels are written against
+ * {@link LaunchContext}, generic in the backend's stream type, so every GPU backend that compiles
+ * the portable kernels (CUDA, HIP) shares them.
  */
 import type { BoundValue } from '../../driver/kernel.js';
 import type { Dim3 } from '../../driver/launch-config.js';
-import type { Stream } from '../../driver/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
-import type { LaunchShape, RegisteredKernel } from '../cuda/kernel-registry.js';
 import type { ModuleSpec } from './kernel-sources.js';
+
+/** Block size and grid cap of a grid-stride kernel: every SM filled to its occupancy, no more. */
+export interface LaunchShape {
+  /** Threads per block. */
+  readonly block: number;
+  /** Blocks that are resident at once on the whole device. */
+  readonly maxGrid: number;
+}
+
+/** Grid size for `work` items of a grid-stride kernel: enough blocks, capped at what is resident. */
+export function gridFor(work: number, shape: LaunchShape): number {
+  return Math.max(1, Math.min(Math.ceil(work / shape.block), shape.maxGrid));
+}
 
 /** Device memory for the duration of one op. */
 export interface Scratch {
@@ -20,18 +30,18 @@ export interface Scratch {
   release(): void;
 }
 
-/** One launch of an {@link OpKernel} on a backend stream of type S. */
+/** One launch of a {@link LaunchKernel} on a backend stream of type S. */
 export interface OpLaunch<S> {
   grid: Dim3;
   block: Dim3;
   sharedMemBytes?: number;
-  /** Thread-block cluster shape; only where {@link OpContext.clusterLaunch} holds. */
+  /** Thread-block cluster shape; only where {@link LaunchContext.clusterLaunch} holds. */
   clusterDim?: Dim3;
   stream: S;
 }
 
 /** A kernel as the launchers use it: a bound launcher and its occupancy-derived shape. */
-export interface OpKernel<S> {
+export interface LaunchKernel<S> {
   launch(config: OpLaunch<S>, ...values: BoundValue[]): void;
   /** The best block size (at most `blockLimit`, 0 = the kernel's own limit) and the resident-grid size for it. */
   shape(blockLimit?: number): LaunchShape;
@@ -44,7 +54,7 @@ export interface OpKernel<S> {
 }
 
 /** What a backend gives the shared op launchers; S is its stream type. */
-export interface OpContext<S> {
+export interface LaunchContext<S> {
   /** Device multiprocessors (compute units on AMD), for sizing split reductions. */
   readonly multiprocessorCount: number;
   /** Threads per warp (wavefront): 32 on NVIDIA, 32 or 64 on AMD. Launch plans that give a warp a row use it. */
@@ -71,10 +81,5 @@ export interface OpContext<S> {
    * The kernel `name` of `spec()` bound to `signature`, cached under `key`
    * (the spec is built only on the first call for a key).
    */
-  kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): OpKernel<S>;
-}
-
-/** The CUDA backend's op context: driver streams, and kernels that expose the driver Kernel. */
-export interface CudaOpContext extends OpContext<Stream> {
-  kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): RegisteredKernel;
+  kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): LaunchKernel<S>;
 }

@@ -212,7 +212,7 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
     }
   }
 
-  // ------------------------------------------------------------ OpContext
+  // ------------------------------------------------------------ LaunchContext
 
   enqueue(...views: (TensorView | undefined)[]): S {
     this.checkOpen();

@@ -1,5 +1,5 @@
 /**
- * The backend methods whose launchers are written once against {@link OpContext} (fill, random,
+ * The backend methods whose launchers are written once against {@link LaunchContext} (fill, random,
  * cast, elementwise, reductions, row ops, transpose, dropout): the CUDA and HIP backends extend
  * this class and supply the context (kernels, addresses, stream ordering, scratch) and `copy`.
  */
@@ -10,7 +10,7 @@ import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
 import * as elementwise from './elementwise.js';
 import type { ModuleSpec } from './kernel-sources.js';
-import type { OpContext, OpKernel, Scratch } from './launch-context.js';
+import type { LaunchContext, LaunchKernel, Scratch } from './launch-context.js';
 import { dropout, random } from './random.js';
 import { reduce } from './reduce.js';
 import { layerNorm, softmax } from './rows.js';
@@ -19,7 +19,7 @@ import { transpose } from './transpose.js';
 /** leakyRelu's slope when the caller gives none (as the CPU backend). */
 const DEFAULT_ALPHA = 0.01;
 
-export abstract class PortableOpsBackend<S> implements OpContext<S> {
+export abstract class PortableOpsBackend<S> implements LaunchContext<S> {
   abstract readonly multiprocessorCount: number;
   abstract readonly warpSize: number;
   abstract readonly clusterLaunch: boolean;
@@ -27,7 +27,7 @@ export abstract class PortableOpsBackend<S> implements OpContext<S> {
   abstract address(view: TensorView): bigint;
   abstract scratch(bytes: number): Scratch;
   abstract blockCounter(): bigint;
-  abstract kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): OpKernel<S>;
+  abstract kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): LaunchKernel<S>;
   abstract copy(dst: TensorView, src: TensorView): void;
 
   fill(out: TensorView, value: number): void {

@@ -5,9 +5,8 @@
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
-import { gridFor } from '../cuda/kernel-registry.js';
 import { randomSpec } from './kernel-specs.js';
-import type { OpContext } from './launch-context.js';
+import { gridFor, type LaunchContext } from './launch-context.js';
 
 const UNIFORM_SIGNATURE: readonly ArgType[] = ['ptr', 'u64', 'u32', 'u32', 'f32', 'f32'];
 const NORMAL_SIGNATURE: readonly ArgType[] = ['ptr', 'u64', 'u32', 'u32', 'f64', 'f64'];
@@ -24,7 +23,7 @@ function philoxBlocks(n: number): number {
   return Math.ceil(n / 4);
 }
 
-export function random<S>(ctx: OpContext<S>, out: TensorView, kind: 'uniform' | 'normal', seed: number, a: number, b: number): void {
+export function random<S>(ctx: LaunchContext<S>, out: TensorView, kind: 'uniform' | 'normal', seed: number, a: number, b: number): void {
   const stream = ctx.enqueue(out);
   const [lo, hi] = seedWords(seed);
   if (kind === 'uniform') {
@@ -40,7 +39,7 @@ export function random<S>(ctx: OpContext<S>, out: TensorView, kind: 'uniform' | 
   }
 }
 
-export function dropout<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, p: number, seed: number): void {
+export function dropout<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView, p: number, seed: number): void {
   const stream = ctx.enqueue(x, out);
   const [lo, hi] = seedWords(seed);
   const k = ctx.kernel(`dropout|${x.dtype}`, () => randomSpec(x.dtype), 'dropout', DROPOUT_SIGNATURE);

@@ -10,7 +10,7 @@ import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
 import { reduceSpec } from './kernel-specs.js';
 import { planReduce } from './launch-plans.js';
-import type { OpContext } from './launch-context.js';
+import type { LaunchContext } from './launch-context.js';
 
 const ROWS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'f32'];
 const COLS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'f32'];
@@ -22,7 +22,7 @@ const FINISH_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u32', 'f32']
 const PARTIAL_BYTES = 8;
 const SPLIT_BLOCK_LIMIT = 512;
 
-export function reduce<S>(ctx: OpContext<S>, op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
+export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
   const stream = ctx.enqueue(x, out);
   const spec = () => reduceSpec(op, x.dtype);
   const key = `reduce|${op === 'mean' ? 'sum' : op}|${x.dtype}|`;

@@ -10,7 +10,7 @@ import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
 import { clusterSoftmaxSpec, layerNormSpec, softmaxSpec } from './kernel-specs.js';
 import { aligned16, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax, type ClusterRowLaunch } from './launch-plans.js';
-import type { OpContext } from './launch-context.js';
+import type { LaunchContext } from './launch-context.js';
 
 const SOFTMAX_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'i32', 'i32'];
 const SOFTMAX_SPLIT: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32'];
@@ -23,7 +23,7 @@ const LAYERNORM_LOOPED: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'u64',
  * (log)softmax over the rows of [rows, cols]. `clusters: false` keeps a row within one block even
  * where the device launches clusters (the benchmarks and tests compare both).
  */
-export function softmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean, clusters = ctx.clusterLaunch): void {
+export function softmax<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean, clusters = ctx.clusterLaunch): void {
   const vecOk = aligned16(x) && aligned16(out);
   const cluster = clusters && ctx.clusterLaunch ? planClusterSoftmax(cols, x.dtype, vecOk) : undefined;
   if (cluster) {
@@ -61,9 +61,9 @@ export function softmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, ro
 
 /**
  * (log)softmax of 16-byte-aligned rows (cols a multiple of the vector width) with `launch`'s
- * cluster split; the device must launch clusters ({@link OpContext.clusterLaunch}).
+ * cluster split; the device must launch clusters ({@link LaunchContext.clusterLaunch}).
  */
-export function clusterSoftmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean, launch: ClusterRowLaunch): void {
+export function clusterSoftmax<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView, rows: number, cols: number, log: boolean, launch: ClusterRowLaunch): void {
   const stream = ctx.enqueue(x, out);
   const k = ctx.kernel(`softmax_cluster|${x.dtype}`, () => clusterSoftmaxSpec(x.dtype), 'softmax_cluster', SOFTMAX_CLUSTER);
   const config = { grid: rows * launch.cluster, block: launch.block, clusterDim: [launch.cluster, 1, 1] as const, stream };
@@ -71,7 +71,7 @@ export function clusterSoftmax<S>(ctx: OpContext<S>, x: TensorView, out: TensorV
 }
 
 export function layerNorm<S>(
-  ctx: OpContext<S>,
+  ctx: LaunchContext<S>,
   x: TensorView,
   gamma: TensorView | undefined,
   beta: TensorView | undefined,

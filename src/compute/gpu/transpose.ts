@@ -4,11 +4,11 @@ import { dtypeSize } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
 import { transposeSpec } from './kernel-specs.js';
 import { planTranspose } from './launch-plans.js';
-import type { OpContext } from './launch-context.js';
+import type { LaunchContext } from './launch-context.js';
 
 const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u32', 'u32', 'u32'];
 
-export function transpose<S>(ctx: OpContext<S>, x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
+export function transpose<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
   const stream = ctx.enqueue(x, out);
   const k = ctx.kernel(`transpose|${dtypeSize[x.dtype]}`, () => transposeSpec(x.dtype), 'transpose_tiled', SIGNATURE);
   const { grid, block } = planTranspose(batch, rows, cols);

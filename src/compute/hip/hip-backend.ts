@@ -18,8 +18,8 @@ import { memcpyDtoDAsync, memcpyDtoHAsync, memcpyHtoDAsync } from '../../hip/raw
 import { HipStream } from '../../hip/stream.js';
 import type { Backend, DeviceInfo } from '../backend/backend.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
-import type { OpKernel } from '../gpu/launch-context.js';
-import { PooledBackend, type PooledRuntime, type PooledStream } from '../gpu/pooled-backend.js';
+import type { LaunchKernel } from '../gpu/launch-context.js';
+import { PooledBackend, type PooledRuntime } from '../gpu/pooled-backend.js';
 import type { Logger } from '../core/logger.js';
 import { resolvePoolLimit } from '../core/pool-limit.js';
 import type { TensorView } from '../core/view.js';
@@ -28,8 +28,7 @@ import { HIP_UNSUPPORTED } from './support.js';
 import { hipDeviceInfo } from './device-info.js';
 import { HipKernelRegistry } from './hip-kernel-registry.js';
 
-/** A stream of the HIP backend. */
-export type HipBackendStream = PooledStream<HipStream, HipEvent>;
+export type { HipBackendStream } from './hip-device-memory.js';
 
 /** Options of {@link createHipBackend}. */
 export interface HipBackendOptions {
@@ -122,7 +121,7 @@ export class HipBackend extends PooledBackend<HipStream, HipEvent> implements Ba
     this.#registry.dispose();
   }
 
-  // ------------------------------------------------------------ OpContext (the rest: PooledBackend)
+  // ------------------------------------------------------------ LaunchContext (the rest: PooledBackend)
 
   /** Also makes the device current on this thread: HIP launches go to the current device. */
   override enqueue(...views: (TensorView | undefined)[]): HipStream {
@@ -137,7 +136,7 @@ export class HipBackend extends PooledBackend<HipStream, HipEvent> implements Ba
     return this.#counters.ptr + BigInt(id * 4);
   }
 
-  kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): OpKernel<HipStream> {
+  kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): LaunchKernel<HipStream> {
     return this.#registry.get(key, spec, name, signature);
   }
 }

@@ -5,7 +5,11 @@ import { HipEvent } from '../../hip/event.js';
 import { HipError } from '../../hip/hip-error.js';
 import { HipResult } from '../../hip/hip-result.js';
 import { SegmentMemory } from '../gpu/segment-memory.js';
-import type { HipBackendStream } from './hip-backend.js';
+import type { HipStream } from '../../hip/stream.js';
+import type { PooledStream } from '../gpu/pooled-backend.js';
+
+/** A stream of the HIP backend. */
+export type HipBackendStream = PooledStream<HipStream, HipEvent>;
 
 export function hipSegmentMemory(device: HipDevice): SegmentMemory<HipBackendStream> {
   return new SegmentMemory<HipBackendStream>({

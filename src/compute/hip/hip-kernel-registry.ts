@@ -8,18 +8,17 @@ import type { HipKernel } from '../../hip/kernel.js';
 import { HipModule } from '../../hip/module.js';
 import type { HipStream } from '../../hip/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { LaunchShape } from '../cuda/kernel-registry.js';
 import { KernelSources, moduleKey, type ModuleSpec } from '../gpu/kernel-sources.js';
-import type { OpKernel } from '../gpu/launch-context.js';
+import type { LaunchKernel, LaunchShape } from '../gpu/launch-context.js';
 import type { Logger } from '../core/logger.js';
-import { compileHipKernelModule } from './hip-kernel-sources.js';
+import { compileHipKernelModule } from './kernel-compile.js';
 
 export class HipKernelRegistry {
   readonly sources = new KernelSources();
   readonly #device: HipDevice;
   readonly #logger: Logger | undefined;
   readonly #modules = new Map<string, HipModule>();
-  readonly #kernels = new Map<string, OpKernel<HipStream>>();
+  readonly #kernels = new Map<string, LaunchKernel<HipStream>>();
 
   constructor(device: HipDevice, logger: Logger | undefined) {
     this.#device = device;
@@ -27,7 +26,7 @@ export class HipKernelRegistry {
   }
 
   /** The kernel `name` of a specialisation bound to `signature`, cached under `key`. */
-  get(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): OpKernel<HipStream> {
+  get(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): LaunchKernel<HipStream> {
     let entry = this.#kernels.get(key);
     if (!entry) {
       const kernel = this.#module(spec()).getFunction(name);
@@ -55,7 +54,7 @@ export class HipKernelRegistry {
     return module;
   }
 
-  #register(kernel: HipKernel, signature: readonly ArgType[]): OpKernel<HipStream> {
+  #register(kernel: HipKernel, signature: readonly ArgType[]): LaunchKernel<HipStream> {
     const launch = kernel.bind(signature);
     const shapes = new Map<number, LaunchShape>();
     const warp = this.#device.warpSize;

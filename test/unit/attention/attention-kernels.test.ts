@@ -15,7 +15,7 @@ import {
   wgmmaConfig,
   wgmmaPersistent,
 } from '../../../src/compute/cuda/attention/attention-kernels.js';
-import { allModuleSpecs, kernelNames } from '../../../src/compute/gpu/kernel-specs.js';
+import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
 import { moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
 
 describe('attention kernel configurations', () => {

@@ -7,8 +7,10 @@
  * modules (clusters) are compiled for sm_90, which NVRTC 11.8 knows.
  */
 import { describe, expect, it } from 'vitest';
-import { compileKernelModule, KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
-import { allModuleSpecs, clusterModuleSpecs, kernelNames } from '../../../src/compute/gpu/kernel-specs.js';
+import { compileKernelModule } from '../../../src/compute/cuda/kernel-compile.js';
+import { KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
+import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import { clusterModuleSpecs } from '../../../src/compute/gpu/kernel-specs.js';
 import { nvrtcAvailable } from '../nvrtc/nvrtc-available.js';
 
 const sources = new KernelSources();

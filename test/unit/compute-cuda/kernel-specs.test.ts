@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  allModuleSpecs,
-  binarySpec,
-  castSpec,
-  kernelNames,
-  reduceSpec,
-  transposeSpec,
-  unarySpec,
-} from '../../../src/compute/gpu/kernel-specs.js';
+import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import { binarySpec, castSpec, reduceSpec, transposeSpec, unarySpec } from '../../../src/compute/gpu/kernel-specs.js';
 import { defaultKernelsDir, KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
 import { InvalidArgumentError } from '../../../src/errors.js';
 

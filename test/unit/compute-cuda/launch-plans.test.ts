@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { BroadcastPlan } from '../../../src/compute/core/broadcast.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import { makeView, type TensorView } from '../../../src/compute/core/view.js';
-import { kernelNames, rowKernelNames, softmaxSpec } from '../../../src/compute/gpu/kernel-specs.js';
+import { kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import { rowKernelNames, softmaxSpec } from '../../../src/compute/gpu/kernel-specs.js';
 import {
   accessKind,
   aligned16,

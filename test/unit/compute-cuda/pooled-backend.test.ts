@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PooledBackend, type PooledRuntime, type PooledStream } from '../../../src/compute/gpu/pooled-backend.js';
-import type { OpKernel } from '../../../src/compute/gpu/launch-context.js';
+import type { LaunchKernel } from '../../../src/compute/gpu/launch-context.js';
 import { SegmentMemory } from '../../../src/compute/gpu/segment-memory.js';
 import type { TensorView } from '../../../src/compute/core/view.js';
 import { DisposedError, InvalidArgumentError } from '../../../src/errors.js';
@@ -82,7 +82,7 @@ class FakeBackend extends PooledBackend<FakeStream, FakeEvent> {
   blockCounter(): bigint {
     return BigInt(this.currentStreamId);
   }
-  kernel(): OpKernel<FakeStream> {
+  kernel(): LaunchKernel<FakeStream> {
     throw new Error('the fake backend runs no kernels');
   }
 }

@@ -1,14 +1,14 @@
 import { expect, it } from 'vitest';
 import { KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
-import { allModuleSpecs, kernelNames } from '../../../src/compute/gpu/kernel-specs.js';
-import { compileHipKernelModule } from '../../../src/compute/hip/hip-kernel-sources.js';
+import { portableKernelNames as kernelNames, portableModuleSpecs } from '../../../src/compute/gpu/kernel-specs.js';
+import { compileHipKernelModule } from '../../../src/compute/hip/kernel-compile.js';
 import { isPortableKernel } from '../../../src/compute/gpu/kernel-portability.js';
 
 const sources = new KernelSources();
 
 /** The portable specialisations of the sources in `files`. */
 export function portableSpecs(files: readonly string[]) {
-  return allModuleSpecs().filter((spec) => isPortableKernel(spec.file) && files.includes(spec.file));
+  return portableModuleSpecs().filter((spec) => isPortableKernel(spec.file) && files.includes(spec.file));
 }
 
 /** One test per specialisation: it compiles for `target` and holds every kernel the backend launches. */

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { defaultKernelsDir, KernelSources } from '../../../src/compute/gpu/kernel-sources.js';
-import { compileHipKernelModule } from '../../../src/compute/hip/hip-kernel-sources.js';
+import { compileHipKernelModule } from '../../../src/compute/hip/kernel-compile.js';
 import { cudaOnlyReason, isPortableKernel, portableKernels } from '../../../src/compute/gpu/kernel-portability.js';
 import { InvalidArgumentError } from '../../../src/errors.js';
 import { HipProgram } from '../../../src/hip/hip-program.js';

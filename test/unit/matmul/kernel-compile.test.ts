@@ -5,7 +5,8 @@
  * Skips where no NVRTC loads; CI installs Debian's NVRTC 11.8.
  */
 import { describe, expect, it } from 'vitest';
-import { compileKernelModule, KernelSources } from '../../../src/compute/gpu/kernel-sources.js';
+import { compileKernelModule } from '../../../src/compute/cuda/kernel-compile.js';
+import { KernelSources } from '../../../src/compute/gpu/kernel-sources.js';
 import {
   candidateConfigs,
   kernelSource,

@@ -196,7 +196,11 @@ export function attentionSpec(config: AttentionKernelConfig, dtype: Exclude<DTyp
   }
   if (dtype === 'f32') throw new RangeError('attention: the tensor-core kernels take f16 or bf16');
   if (config.family === 'wgmma') {
-    return { file: ATTENTION_SOURCE.wgmma, defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_CONSUMERS: config.consumers, GC_STAGES: config.stages } };
+    return {
+      file: ATTENTION_SOURCE.wgmma,
+      defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_CONSUMERS: config.consumers, GC_STAGES: config.stages },
+      arch: 'sm_90a',
+    };
   }
   if (config.pingPong && (config.warps !== 8 || config.stages < 3)) throw new RangeError('attention: the ping-pong kernel takes 8 warps and 3 stages or more');
   return {

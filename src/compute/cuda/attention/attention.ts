@@ -4,11 +4,11 @@
  * and up, and the CUDA-core kernel for f32 (and for f16/bf16 on older GPUs). Within a family
  * the first candidate tile whose shared memory fits the device runs; `config` overrides the
  * choice (tests reach every kernel with it, the benchmark times the alternatives).
- * The Hopper kernel reads q, k and v through TMA tensor maps encoded here per launch. The only
- * memory used besides the inputs and outputs is the kernels' shared memory.
+ * The Hopper kernel (its spec names sm_90a, so the registry builds it for that) reads q, k and v
+ * through TMA tensor maps encoded here per launch. The only memory used besides the inputs and
+ * outputs is the kernels' shared memory.
  */
 import type { BoundKernel, Kernel } from '../../../driver/kernel.js';
-import { Module } from '../../../driver/module.js';
 import { GpuError } from '../../../errors.js';
 import { bytes, f32, i32, ptr, type ArgType } from '../../../ffi/kernel-args.js';
 import type { AttentionParams } from '../../core/attention-params.js';
@@ -29,8 +29,8 @@ import {
   type AttentionKernelConfig,
   type WgmmaAttentionConfig,
 } from './attention-kernels.js';
-import type { CudaBackend } from '../cuda-backend.js';
-import { compileKernelModule, moduleKey, type ModuleSpec } from '../../gpu/kernel-sources.js';
+import type { CudaContext } from '../cuda-context.js';
+import { moduleKey, type ModuleSpec } from '../../gpu/kernel-sources.js';
 import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
 
 /** q, k, v, out, lse, keyLengths, bh0, heads, group, seqQ, seqK, headDim, scale·log2(e), causal. */
@@ -47,28 +47,13 @@ export function attentionWgmmaEnabled(): boolean {
   return process.env.GPUCOMPUTE_ATTENTION_WGMMA !== '0';
 }
 
-/** sm_90a kernels by module key, loaded once per backend (the registry compiles for the plain arch). */
-interface HopperState {
-  readonly kernels: Map<string, Kernel>;
-  readonly modules: Module[];
-}
-const hopperStates = new WeakMap<CudaBackend, HopperState>();
-
-/** Unloads the backend's sm_90a attention modules (called before its context goes). */
-export function releaseCudaAttention(backend: CudaBackend): void {
-  const state = hopperStates.get(backend);
-  if (!state) return;
-  hopperStates.delete(backend);
-  for (const module of state.modules) module.dispose();
-}
-
 /** Whether q, k, v and out rows are whole 16-byte chunks at 16-byte-aligned addresses (cp.async tiles). */
-function rowsAligned(backend: CudaBackend, p: AttentionParams): boolean {
+function rowsAligned(backend: CudaContext, p: AttentionParams): boolean {
   return p.headDim % 8 === 0 && [p.q, p.k, p.v, p.out].every((view) => backend.address(view) % 16n === 0n);
 }
 
 /** The kernel configuration `params` runs with on `backend` by default. */
-export function defaultAttentionConfig(backend: CudaBackend, params: AttentionParams): AttentionKernelConfig {
+export function defaultAttentionConfig(backend: CudaContext, params: AttentionParams): AttentionKernelConfig {
   const dtype = params.q.dtype;
   const dp = paddedHeadDim(params.headDim);
   const { major, minor } = backend.device.computeCapability;
@@ -83,7 +68,7 @@ export function defaultAttentionConfig(backend: CudaBackend, params: AttentionPa
 }
 
 /** Runs `params` (validated by the front-end; seqK ≥ 1 and a non-empty output). */
-export function cudaAttention(backend: CudaBackend, params: AttentionParams, config?: AttentionKernelConfig): void {
+export function cudaAttention(backend: CudaContext, params: AttentionParams, config?: AttentionKernelConfig): void {
   const p = params;
   const dtype = p.q.dtype;
   if (dtype === 'i32') throw new GpuError('UNSUPPORTED', 'attention has no i32 kernel');
@@ -99,7 +84,7 @@ export function cudaAttention(backend: CudaBackend, params: AttentionParams, con
     throw new GpuError('UNSUPPORTED', `attention: ${attentionConfigName(chosen)} at head dim ${dp} needs ${shared} bytes of shared memory`);
   }
   if (chosen.family === 'wgmma') {
-    launchHopper(backend, p, chosen, hopperKernel(backend, spec), shared);
+    launchHopper(backend, p, chosen, backend.registry.function(spec, ATTENTION_ENTRY.wgmma), shared);
     return;
   }
   const { kernel, launch } = registryKernel(backend, spec, ATTENTION_ENTRY[chosen.family]);
@@ -144,7 +129,7 @@ export function cudaAttention(backend: CudaBackend, params: AttentionParams, con
  * SM), so each block's loads for its next item overlap the store of the current one; otherwise one
  * block per item.
  */
-function launchHopper(backend: CudaBackend, p: AttentionParams, config: WgmmaAttentionConfig, kernel: Kernel, shared: number): void {
+function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAttentionConfig, kernel: Kernel, shared: number): void {
   if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
   const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
   const dataType = p.q.dtype === 'f16' ? TensorMapDataType.FLOAT16 : TensorMapDataType.BFLOAT16;
@@ -175,27 +160,6 @@ function launchHopper(backend: CudaBackend, p: AttentionParams, config: WgmmaAtt
   ]);
 }
 
-function registryKernel(backend: CudaBackend, spec: ModuleSpec, entry: string): { kernel: Kernel; launch: BoundKernel } {
+function registryKernel(backend: CudaContext, spec: ModuleSpec, entry: string): { kernel: Kernel; launch: BoundKernel } {
   return backend.kernel(`${moduleKey(spec)}#${entry}`, () => spec, entry, SIGNATURE);
-}
-
-/** The sm_90a kernel of `spec`, compiled through the kernel cache and loaded once per backend. */
-function hopperKernel(backend: CudaBackend, spec: ModuleSpec): Kernel {
-  let state = hopperStates.get(backend);
-  if (!state) {
-    state = { kernels: new Map(), modules: [] };
-    hopperStates.set(backend, state);
-  }
-  const key = moduleKey(spec);
-  let kernel = state.kernels.get(key);
-  if (!kernel) {
-    backend.context.makeCurrent();
-    const compiled = compileKernelModule(spec, backend.registry.sources, { arch: 'sm_90a' });
-    backend.logger?.debug(`kernel ${key}: ${compiled.cacheHit ? 'cache hit' : 'compiled'} for ${compiled.arch} in ${compiled.compileMs.toFixed(1)} ms`);
-    const module = Module.load(backend.context, compiled.image);
-    state.modules.push(module);
-    kernel = module.getFunction(ATTENTION_ENTRY.wgmma);
-    state.kernels.set(key, kernel);
-  }
-  return kernel;
 }

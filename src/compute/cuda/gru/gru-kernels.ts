@@ -6,13 +6,12 @@
 import type { DType } from '../../core/dtype.js';
 import { FUSED_COLUMNS, fusedKernelNames } from './gru-plan.js';
 import type { ModuleSpec } from '../../gpu/kernel-sources.js';
+import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
 
 export const GRU_SOURCE = 'gru.cu';
 
 /** The extern "C" kernels of gru.cu built without GRU_FUSED_COLUMNS. */
 export const GRU_KERNELS: readonly string[] = ['gru_persistent_tb2', 'gru_persistent_tb8', 'gru_gates'];
-
-const DTYPE_CODE: Readonly<Record<'f32' | 'f16' | 'bf16', string>> = { f32: 'GC_F32', f16: 'GC_F16', bf16: 'GC_BF16' };
 
 function dtypeCode(dtype: DType): string {
   if (dtype === 'i32') throw new TypeError('gru.cu has no i32 specialisation');

@@ -25,8 +25,8 @@ import type { MatmulParams } from '../../core/matmul-plan.js';
 import { dtypeSize } from '../../core/dtype.js';
 import type { GruRecurrenceParams } from '../../core/gru-params.js';
 import type { TensorView } from '../../core/view.js';
-import type { CudaBackend } from '../cuda-backend.js';
-import type { CudaBuffer } from '../cuda-backend.js';
+import type { OpStateKey } from '../../backend/op-states.js';
+import type { CudaBuffer, CudaContext } from '../cuda-context.js';
 import { gruFusedSpec, gruSpec } from './gru-kernels.js';
 import {
   autoPath,
@@ -69,20 +69,33 @@ interface GruState {
   uncapturable: Set<string>;
   graphs: CachedGraph[];
   sharedReady: Set<string>;
+  /** Destroys the cached graphs (their buffers go back with the pool). */
+  dispose(): void;
 }
 
-const states = new WeakMap<CudaBackend, GruState>();
+/** The GRU's per-backend state; its graphs are destroyed with the backend. */
+const GRU_STATE: OpStateKey<GruState, CudaContext> = {
+  name: 'gru graphs',
+  create: () => {
+    const state: GruState = {
+      seen: new Set(),
+      uncapturable: new Set(),
+      graphs: [],
+      sharedReady: new Set(),
+      dispose: () => {
+        for (const g of state.graphs) g.exec.dispose();
+        state.graphs.length = 0;
+      },
+    };
+    return state;
+  },
+};
 
-function stateOf(backend: CudaBackend): GruState {
-  let state = states.get(backend);
-  if (!state) {
-    state = { seen: new Set(), uncapturable: new Set(), graphs: [], sharedReady: new Set() };
-    states.set(backend, state);
-  }
-  return state;
+function stateOf(backend: CudaContext): GruState {
+  return backend.states.get(GRU_STATE);
 }
 
-export function cudaGruRecurrence(backend: CudaBackend, p: GruRecurrenceParams): void {
+export function cudaGruRecurrence(backend: CudaContext, p: GruRecurrenceParams): void {
   backend.enqueue(p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, p.layerNorm?.gamma, p.layerNorm?.beta);
   const { ensemble: E, batch: B, hidden: H } = p;
   const layerNorm = p.layerNorm !== undefined;
@@ -114,7 +127,7 @@ function notApplicable(path: string, reason: string, p: GruRecurrenceParams): In
   );
 }
 
-function runPersistent(backend: CudaBackend, p: GruRecurrenceParams): void {
+function runPersistent(backend: CudaContext, p: GruRecurrenceParams): void {
   const { ensemble: E, batch: B, hidden: H } = p;
   const tb = B >= 128 ? 8 : 2;
   const name = `gru_persistent_tb${tb}`;
@@ -137,24 +150,15 @@ function runPersistent(backend: CudaBackend, p: GruRecurrenceParams): void {
   );
 }
 
-/** Unloads the cached graphs and returns their buffers; the backend calls this before its context goes. */
-export function releaseCudaGru(backend: CudaBackend): void {
-  const state = states.get(backend);
-  if (!state) return;
-  for (const g of state.graphs) g.exec.dispose();
-  state.graphs.length = 0;
-  states.delete(backend);
-}
-
 /** Raises the kernel's dynamic shared memory limit to the device's opt-in maximum, once. */
-function allowShared(backend: CudaBackend, k: RegisteredKernel, key: string, limit: number): void {
+function allowShared(backend: CudaContext, k: RegisteredKernel, key: string, limit: number): void {
   const state = stateOf(backend);
   if (state.sharedReady.has(key)) return;
   k.kernel.setMaxDynamicSharedMemory(limit - k.kernel.attributes.sharedSizeBytes);
   state.sharedReady.add(key);
 }
 
-function optional(backend: CudaBackend, view: TensorView | undefined): bigint {
+function optional(backend: CudaContext, view: TensorView | undefined): bigint {
   return view ? backend.address(view) : 0n;
 }
 
@@ -162,7 +166,7 @@ function optional(backend: CudaBackend, view: TensorView | undefined): bigint {
  * The fused path (with its plan) or the steps path (plan undefined): eagerly on a configuration's
  * first call, then as a captured graph. A fused single step is one launch: never captured.
  */
-function runRecorded(backend: CudaBackend, p: GruRecurrenceParams, fused: FusedPlan | undefined): void {
+function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedPlan | undefined): void {
   if (fused && p.steps === 1) {
     launchFused(backend, p, fused, 0);
     return;
@@ -217,7 +221,7 @@ function runRecorded(backend: CudaBackend, p: GruRecurrenceParams, fused: FusedP
 }
 
 /** Step t of the fused path: product and gates in one launch. */
-function launchFused(backend: CudaBackend, p: GruRecurrenceParams, plan: FusedPlan, t: number): void {
+function launchFused(backend: CudaContext, p: GruRecurrenceParams, plan: FusedPlan, t: number): void {
   const dtype = p.hN.dtype;
   const k = backend.kernel(`gru|${dtype}|${plan.kernel}`, () => gruFusedSpec(dtype, plan.columns), plan.kernel, FUSED_SIG);
   k.launch(
@@ -229,13 +233,13 @@ function launchFused(backend: CudaBackend, p: GruRecurrenceParams, plan: FusedPl
   );
 }
 
-function evict(backend: CudaBackend, g: CachedGraph): void {
+function evict(backend: CudaContext, g: CachedGraph): void {
   g.exec.dispose();
   for (const b of g.owned) backend.free(b);
 }
 
 /** Step t: gh = h_{t−1}·W_hhᵀ (batched over members), then the gates. */
-function step(backend: CudaBackend, p: GruRecurrenceParams, t: number, gh: CudaBuffer, dense: CudaBuffer): void {
+function step(backend: CudaContext, p: GruRecurrenceParams, t: number, gh: CudaBuffer, dense: CudaBuffer): void {
   const { ensemble: E, batch: B, hidden: H } = p;
   const dtype = p.hN.dtype;
   const denseSize = E * B * H;
@@ -285,7 +289,7 @@ function step(backend: CudaBackend, p: GruRecurrenceParams, t: number, gh: CudaB
 }
 
 /** Everything a captured graph bakes in: addresses, extents, strides, options, stream. */
-function configKey(backend: CudaBackend, p: GruRecurrenceParams): string {
+function configKey(backend: CudaContext, p: GruRecurrenceParams): string {
   const at = (v: TensorView | undefined) => (v ? backend.address(v).toString(16) : '-');
   return [
     p.hN.dtype, p.precision, p.ensemble, p.batch, p.steps, p.hidden, p.slots, ...p.gxStrides, ...p.seqStrides,

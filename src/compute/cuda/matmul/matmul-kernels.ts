@@ -5,6 +5,8 @@
  * Pure functions of their inputs, so they are unit-tested without a GPU and the same
  * descriptions drive the NVRTC compile test in CI.
  */
+import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
+import type { ModuleSpec } from '../../gpu/kernel-sources.js';
 import type { MatmulActivation } from '../../core/matmul-plan.js';
 import type { DType } from '../../core/dtype.js';
 
@@ -134,16 +136,12 @@ export function wgmmaEnabled(): boolean {
   return process.env.GPUCOMPUTE_MATMUL_WGMMA !== '0';
 }
 
-/** The source file, entry point, defines and (when not the device's own) arch of a variant. */
-export interface KernelSource {
+/** The module of a variant (its arch is 'sm_90a' for wgmma's Hopper-only instructions) and its entry point. */
+export interface KernelSource extends ModuleSpec {
   readonly file: 'matmul_f32.cu' | 'matmul_tc.cu' | 'matmul_wgmma.cu';
   readonly entry: 'matmul_f32' | 'matmul_tc' | 'matmul_wgmma';
   readonly defines: Readonly<Record<string, number | string>>;
-  /** 'sm_90a' for wgmma (Hopper-only instructions); undefined compiles for the device's arch. */
-  readonly arch?: string;
 }
-
-const DTYPE_MACRO: Record<'f32' | 'f16' | 'bf16', string> = { f32: 'GC_F32', f16: 'GC_F16', bf16: 'GC_BF16' };
 
 /** The module that implements `variant`. */
 export function kernelSource(variant: MatmulVariant): KernelSource {
@@ -155,7 +153,7 @@ export function kernelSource(variant: MatmulVariant): KernelSource {
       file: 'matmul_f32.cu',
       entry: 'matmul_f32',
       defines: {
-        GC_DTYPE: DTYPE_MACRO[variant.dtype],
+        GC_DTYPE: DTYPE_CODE[variant.dtype],
         GC_BM: config.bm,
         GC_BN: config.bn,
         GC_BK: config.bk,
@@ -178,7 +176,7 @@ export function kernelSource(variant: MatmulVariant): KernelSource {
       entry: 'matmul_wgmma',
       arch: 'sm_90a',
       defines: {
-        GC_WG_TYPE: DTYPE_MACRO[variant.dtype],
+        GC_WG_TYPE: DTYPE_CODE[variant.dtype],
         GC_BN: config.bn,
         GC_STAGES: config.stages,
         GC_CLUSTER: config.cluster,
@@ -192,7 +190,7 @@ export function kernelSource(variant: MatmulVariant): KernelSource {
     file: 'matmul_tc.cu',
     entry: 'matmul_tc',
     defines: {
-      GC_TC_TYPE: DTYPE_MACRO[variant.dtype],
+      GC_TC_TYPE: DTYPE_CODE[variant.dtype],
       GC_BM: config.bm,
       GC_BN: config.bn,
       GC_BK: config.bk,

@@ -3,7 +3,7 @@
  * the backend's current stream, measured on the GPU (not the host), warm.
  */
 import { Event } from '../../../driver/event.js';
-import type { CudaBackend } from '../cuda-backend.js';
+import type { CudaContext } from '../cuda-context.js';
 
 /** Enough repetitions for this many milliseconds of GPU time per measurement. */
 const TARGET_MS = 2;
@@ -16,7 +16,7 @@ const ROUNDS = 3;
  * shared GPU). The first call is a warm-up that also loads the module. Blocks until the GPU
  * finished: tuning runs once per problem class.
  */
-export function timeLaunches(backend: CudaBackend, launch: () => void): number {
+export function timeLaunches(backend: CudaContext, launch: () => void): number {
   const start = Event.create(backend.context);
   const end = Event.create(backend.context);
   try {
@@ -32,7 +32,7 @@ export function timeLaunches(backend: CudaBackend, launch: () => void): number {
   }
 }
 
-function measure(backend: CudaBackend, launch: () => void, reps: number, start: Event, end: Event): number {
+function measure(backend: CudaContext, launch: () => void, reps: number, start: Event, end: Event): number {
   start.record(backend.stream);
   for (let i = 0; i < reps; i++) launch();
   end.record(backend.stream);

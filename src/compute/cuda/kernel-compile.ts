@@ -1,0 +1,33 @@
+/**
+ * How one specialisation of a `kernels/` source becomes a CUBIN through NVRTC and its disk
+ * cache. Needs NVRTC but no GPU, so the same code compiles every kernel in CI.
+ */
+import type { KernelCache } from '../../nvrtc/kernel-cache.js';
+import { Program, type CompiledProgram } from '../../nvrtc/program.js';
+import type { KernelSources, ModuleSpec } from '../gpu/kernel-sources.js';
+
+/** How to compile a module spec. */
+export interface CompileKernelOptions {
+  /** Target arch when the spec names none; default the current device's (see the NVRTC Program). */
+  arch?: string;
+  /** Kernel cache; default the shared one. */
+  cache?: KernelCache | false;
+}
+
+/**
+ * Compiles one specialisation to a CUBIN (through the kernel cache), for the spec's own arch
+ * where it names one. The sources are header-free (no cuda_fp16.h), so no CUDA include folder is
+ * added and any NVRTC from 11.8 on compiles them.
+ */
+export function compileKernelModule(spec: ModuleSpec, sources: KernelSources, options: CompileKernelOptions = {}): CompiledProgram {
+  const arch = spec.arch ?? options.arch;
+  return new Program(sources.source(spec.file), {
+    name: spec.file,
+    headers: sources.headers(),
+    defines: spec.defines ?? {},
+    std: 'c++17',
+    cudaIncludes: false,
+    ...(arch === undefined ? {} : { arch }),
+    ...(options.cache === undefined ? {} : { cache: options.cache }),
+  }).compile();
+}

@@ -1,0 +1,29 @@
+/**
+ * Every specialisation the CUDA backend can request (the portable ones, and the CUDA-only
+ * attention and GRU kernels; the cluster softmax and the matmul and Hopper kernels have compile
+ * tests of their own), and the kernels each defines: what the CI compile test builds with NVRTC.
+ */
+import { portableKernelNames, portableModuleSpecs } from '../gpu/kernel-specs.js';
+import type { ModuleSpec } from '../gpu/kernel-sources.js';
+import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention/attention-kernels.js';
+import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
+
+/** Every specialisation, without duplicates. */
+export function allModuleSpecs(): ModuleSpec[] {
+  return [...portableModuleSpecs(), ...attentionModuleSpecs(), ...gruModuleSpecs()];
+}
+
+/** The kernels (extern "C" names) a specialisation defines; the backend launches only these. */
+export function kernelNames(spec: ModuleSpec): string[] {
+  switch (spec.file) {
+    case ATTENTION_SOURCE.simt:
+      return [ATTENTION_ENTRY.simt];
+    case ATTENTION_SOURCE.mma:
+    case ATTENTION_MMA_PINGPONG_SOURCE:
+      return [ATTENTION_ENTRY.mma];
+    case GRU_SOURCE:
+      return gruKernelNames(spec);
+    default:
+      return portableKernelNames(spec);
+  }
+}

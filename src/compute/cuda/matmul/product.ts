@@ -1,0 +1,128 @@
+/**
+ * A matmul resolved for the CUDA device: operand addresses and alignment, the kernel families the
+ * device and operands allow (most preferred first), and the kernel variant of a tile configuration.
+ */
+import type { Kernel } from '../../../driver/kernel.js';
+import { GpuError } from '../../../errors.js';
+import { dtypeSize } from '../../core/dtype.js';
+import type { MatmulParams } from '../../core/matmul-plan.js';
+import type { CudaContext } from '../cuda-context.js';
+import {
+  ACTIVATION_CODES,
+  candidateConfigs,
+  configName,
+  epilogueVectorOk,
+  operandAligned,
+  wgmmaEnabled,
+  type MatmulConfig,
+  type MatmulFamily,
+  type MatmulVariant,
+} from './matmul-kernels.js';
+
+/** Besides the wgmma tiles, the Hopper autotuner also tries these mma.sync tiles (they win on small products). */
+const HOPPER_MMA_CANDIDATES = 2;
+
+/** What one product needs resolved before it runs. */
+export interface Resolved {
+  readonly params: MatmulParams;
+  readonly dtype: 'f32' | 'f16' | 'bf16';
+  /** Families to consider, most preferred first. */
+  readonly families: readonly MatmulFamily[];
+  readonly a: bigint;
+  readonly b: bigint;
+  readonly out: bigint;
+  readonly c: bigint;
+  readonly bias: bigint;
+  readonly act: number;
+  readonly alignA: boolean;
+  readonly alignB: boolean;
+  /** The SIMT epilogue may use 16-byte accesses. */
+  readonly vecC: boolean;
+}
+
+/**
+ * Addresses, alignment and candidate families of a product. `withFallback` adds the SIMT
+ * family everywhere (tests reach the pre-sm_80 kernel with it).
+ */
+export function resolve(backend: CudaContext, params: MatmulParams, withFallback = false): Resolved {
+  const dtype = params.out.dtype;
+  if (dtype === 'i32') throw new GpuError('UNSUPPORTED', 'matmul has no i32 kernel');
+  const { major, minor } = backend.device.computeCapability;
+  const elem = dtypeSize[dtype];
+  const a = backend.address(params.a);
+  const b = backend.address(params.b);
+  const out = backend.address(params.out);
+  const c = params.c ? backend.address(params.c) : 0n;
+  const bias = params.bias ? backend.address(params.bias) : 0n;
+  const strideAligned = (stride: number) => (stride * elem) % 16 === 0;
+  const alignA = operandAligned(a, params.transA ? params.m : params.k, elem) && strideAligned(params.aBatchStride);
+  const alignB = operandAligned(b, params.transB ? params.k : params.n, elem) && strideAligned(params.bBatchStride);
+  const epilogue = [out, ...(params.c ? [c] : []), ...(params.bias ? [bias] : [])];
+  // f32 uses tensor cores only when TF32 is allowed.
+  const tensorCores = dtype !== 'f32' || params.precision === 'tf32';
+  const families: MatmulFamily[] = [];
+  if (tensorCores && major === 9 && minor === 0 && wgmmaEnabled() && wgmmaEligible(params, dtype, alignA, alignB)) families.push('wgmma');
+  if (tensorCores && major >= 8) families.push('mma');
+  if (families.length === 0 || withFallback) families.push('simt');
+  return {
+    params,
+    dtype,
+    families,
+    a,
+    b,
+    out,
+    c,
+    bias,
+    act: ACTIVATION_CODES[params.activation ?? 'none'],
+    alignA,
+    alignB,
+    vecC: dtype === 'f32' && epilogueVectorOk(params.n, epilogue),
+  };
+}
+
+/**
+ * TMA reads 16-byte-aligned rows. 16-bit operands go as they are (wgmma transposes M/N-major
+ * ones); tf32 wgmma reads K-major operands only, so others are transposed first into
+ * k-contiguous copies, whose rows are k·4 bytes.
+ */
+function wgmmaEligible(p: MatmulParams, dtype: 'f32' | 'f16' | 'bf16', alignA: boolean, alignB: boolean): boolean {
+  if (dtype !== 'f32') return alignA && alignB;
+  const kRows = p.k % 4 === 0;
+  return kRows && (p.transA ? true : alignA) && (p.transB ? alignB : true);
+}
+
+export function configByName(r: Resolved, name: string): MatmulConfig | undefined {
+  for (const family of r.families) {
+    const config = candidateConfigs(family, r.dtype).find((c) => configName(c) === name);
+    if (config) return config;
+  }
+  return undefined;
+}
+
+export function variantFor(r: Resolved, config: MatmulConfig): MatmulVariant {
+  const p = r.params;
+  // tf32 wgmma runs on K-major copies (see runWgmma).
+  const kMajorCopies = config.family === 'wgmma' && r.dtype === 'f32';
+  return {
+    config,
+    dtype: r.dtype,
+    transA: kMajorCopies ? false : p.transA,
+    transB: kMajorCopies ? true : p.transB,
+    alignA: kMajorCopies || r.alignA,
+    alignB: kMajorCopies || r.alignB,
+    vecC: config.family === 'simt' && r.vecC,
+  };
+}
+
+/** Candidates the autotuner times: every configuration of the families, few mma ones beside wgmma. */
+export function tuningCandidates(r: Resolved): MatmulConfig[] {
+  return r.families.flatMap((family) => {
+    const all = candidateConfigs(family, r.dtype);
+    return family === 'mma' && r.families.includes('wgmma') ? all.slice(-HOPPER_MMA_CANDIDATES) : [...all];
+  });
+}
+
+/** Raises a kernel's dynamic shared memory limit to `bytes` where it is below. */
+export function raiseSharedLimit(kernel: Kernel, bytes: number): void {
+  if (bytes > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(bytes);
+}

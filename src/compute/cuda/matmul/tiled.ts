@@ -1,0 +1,66 @@
+/**
+ * The tiled matmul kernels compiled for the device's own arch: SIMT (f32, and the pre-sm_80
+ * fallback) and mma.sync tensor cores (sm_80+), over the whole batch in gridDim.z slices.
+ */
+import { GpuError } from '../../../errors.js';
+import type { ArgType } from '../../../ffi/kernel-args.js';
+import { dtypeSize } from '../../core/dtype.js';
+import { moduleKey } from '../../gpu/kernel-sources.js';
+import type { CudaContext } from '../cuda-context.js';
+import type { RegisteredKernel } from '../kernel-registry.js';
+import { configName, dynamicSharedBytes, kernelSource, launchShape, type MatmulVariant } from './matmul-kernels.js';
+import { raiseSharedLimit, type Resolved } from './product.js';
+
+/** a, b, out, c, bias, m, n, k, batch strides of a, b, c, alpha, beta, activation. */
+const GEMM_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i64', 'i64', 'i64', 'f32', 'f32', 'i32'];
+/** gridDim.z limit: larger batches are launched in slices. */
+export const MAX_GRID_Z = 65535;
+const MAX_GRID_X = 2 ** 31 - 1;
+const variantKeys = new Map<string, string>();
+
+/** The compiled kernel of a registry-compiled variant, with its dynamic shared memory limit raised as needed. */
+function variantKernel(backend: CudaContext, variant: MatmulVariant): RegisteredKernel {
+  const source = kernelSource(variant);
+  const spec = { file: source.file, defines: source.defines };
+  const cacheKey = `${variant.dtype}:${configName(variant.config)}:${+variant.transA}${+variant.transB}${+variant.alignA}${+variant.alignB}${+variant.vecC}`;
+  let key = variantKeys.get(cacheKey);
+  if (key === undefined) {
+    key = `${moduleKey(spec)}#${source.entry}`;
+    variantKeys.set(cacheKey, key);
+  }
+  const registered = backend.kernel(key, () => spec, source.entry, GEMM_SIGNATURE);
+  raiseSharedLimit(registered.kernel, dynamicSharedBytes(variant));
+  return registered;
+}
+
+/** Queues the SIMT or mma.sync kernel of `variant` over the whole batch (in gridDim.z slices). */
+export function runTiled(backend: CudaContext, r: Resolved, variant: MatmulVariant): void {
+  const p = r.params;
+  const stream = backend.enqueue(p.a, p.b, p.out, p.c, p.bias);
+  const kernel = variantKernel(backend, variant);
+  const shape = launchShape(variant, p.m, p.n, 1);
+  if (shape.grid[0] > MAX_GRID_X) throw new GpuError('UNSUPPORTED', `matmul: ${p.m}x${p.n} needs more blocks than one launch holds`);
+  const elem = BigInt(dtypeSize[r.dtype]);
+  for (let z0 = 0; z0 < p.batch; z0 += MAX_GRID_Z) {
+    const slice = Math.min(MAX_GRID_Z, p.batch - z0);
+    const at = (base: bigint, stride: number) => (base === 0n || z0 === 0 ? base : base + BigInt(z0 * stride) * elem);
+    kernel.launch(
+      { grid: [shape.grid[0], 1, slice], block: shape.block, sharedMemBytes: shape.sharedMemBytes, stream },
+      at(r.a, p.aBatchStride),
+      at(r.b, p.bBatchStride),
+      at(r.out, p.m * p.n),
+      at(r.c, p.cBatchStride),
+      r.bias,
+      p.m,
+      p.n,
+      p.k,
+      p.aBatchStride,
+      p.bBatchStride,
+      p.cBatchStride,
+      p.alpha,
+      p.beta,
+      r.act,
+    );
+  }
+}
+

@@ -1,0 +1,85 @@
+/**
+ * The matmul autotuner: for a product's class, the record of which kernel configuration (or
+ * cuBLAS) ran fastest, read from the shared store or measured now on the real operands.
+ */
+import { GpuError } from '../../../errors.js';
+import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../../gpu/autotune.js';
+import type { CudaContext } from '../cuda-context.js';
+import { cublasHandle, runCublas } from './cublas.js';
+import { runVariant } from './launch.js';
+import { configName, dynamicSharedBytes } from './matmul-kernels.js';
+import { tuningCandidates, variantFor, type Resolved } from './product.js';
+import { timeLaunches } from './timing.js';
+
+/**
+ * The tuning record for this product's class: read from the store, or measured now by timing
+ * every candidate configuration (and cuBLAS, for engine 'auto') on the real operands with
+ * events on the current stream, then stored. Candidates that fail to build or launch are skipped.
+ */
+export function tuneMatmul(backend: CudaContext, r: Resolved): AutotuneRecord {
+  const p = r.params;
+  const store = AutotuneStore.shared();
+  const key = problemClassKey({
+    device: backend.device.name,
+    dtype: r.dtype,
+    precision: r.dtype === 'f32' ? p.precision : 'highest',
+    transA: p.transA,
+    transB: p.transB,
+    m: p.m,
+    n: p.n,
+    k: p.k,
+    batch: p.batch,
+    alignA: r.alignA,
+    alignB: r.alignB,
+    vecC: r.vecC,
+  });
+  const cublas = p.engine === 'auto' ? cublasHandle(backend, false) : undefined;
+  const known = store.get(key);
+  if (known && (!cublas || known.cublasMs !== undefined)) return known;
+  if (known) {
+    // Tuned before with engine 'kernels' (or without cuBLAS): only cuBLAS is left to time.
+    const cublasMs = timeLaunches(backend, () => runCublas(backend, cublas!, r));
+    const record: AutotuneRecord = {
+      ...known,
+      choice: cublasMs < known.kernelMs ? 'cublas' : known.kernel,
+      cublasMs,
+      candidates: { ...known.candidates, cublas: cublasMs },
+      measuredAt: new Date().toISOString(),
+    };
+    store.set(key, record);
+    return record;
+  }
+
+  const times: Record<string, number> = {};
+  let best: { name: string; ms: number } | undefined;
+  const optin = backend.device.sharedMemoryPerBlockOptin;
+  for (const config of tuningCandidates(r)) {
+    const variant = variantFor(r, config);
+    if (dynamicSharedBytes(variant) > optin) continue;
+    const name = configName(config);
+    try {
+      const ms = timeLaunches(backend, () => runVariant(backend, r, variant));
+      times[name] = ms;
+      if (!best || ms < best.ms) best = { name, ms };
+    } catch (err) {
+      backend.logger?.debug(`matmul autotune: ${name} skipped: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (!best) throw new GpuError('UNSUPPORTED', `matmul: no kernel configuration runs for ${key}`);
+  let cublasMs: number | undefined;
+  if (cublas) {
+    cublasMs = timeLaunches(backend, () => runCublas(backend, cublas, r));
+    times.cublas = cublasMs;
+  }
+  const record: AutotuneRecord = {
+    choice: cublasMs !== undefined && cublasMs < best.ms ? 'cublas' : best.name,
+    kernel: best.name,
+    kernelMs: best.ms,
+    ...(cublasMs === undefined ? {} : { cublasMs }),
+    candidates: times,
+    measuredAt: new Date().toISOString(),
+  };
+  store.set(key, record);
+  backend.logger?.debug(`matmul autotune ${key}: ${JSON.stringify(times)} → ${record.choice}`);
+  return record;
+}

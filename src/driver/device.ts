@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { Context } from './context.js';
 import { CudaError } from './cuda-error.js';
-import { DeviceAttribute } from './device-attribute.js';
+import { DeviceAttribute } from './generated/device-attribute.js';
 import { ctxGetCurrent, ctxGetDevice } from './raw/context.js';
 import {
   deviceGet,

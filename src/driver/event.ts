@@ -1,7 +1,7 @@
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
-import { EventFlags } from './enums.js';
+import { EventFlags } from './generated/enums.js';
 import { guard, unguard } from './leak-guard.js';
 import { ensureCurrent } from './raw/context.js';
 import { eventCreate, eventDestroy, eventElapsedTime, eventQuery, eventRecord, eventSynchronize } from './raw/event.js';

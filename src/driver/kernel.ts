@@ -1,7 +1,7 @@
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import { ArgPack, isArgType, scalarSize, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
 import type { Device } from './device.js';
-import { FunctionAttribute, LaunchAttributeId } from './enums.js';
+import { FunctionAttribute, LaunchAttributeId } from './generated/enums.js';
 import { resolveClusterDims, resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from './launch-config.js';
 import { funcGetAttribute, funcGetParams, funcSetAttribute, type ParamInfo } from './raw/function.js';
 import type { CUfunction, CUstream } from './raw/handles.js';

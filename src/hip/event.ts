@@ -1,7 +1,7 @@
 import { guard, unguard } from '../driver/leak-guard.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import { HipEventFlags } from './device-attribute.js';
 import type { HipDevice } from './device.js';
+import { HipEventFlags } from './generated/enums.js';
 import { eventCreate, eventDestroy, eventElapsedTime, eventQuery, eventRecord, eventSynchronize } from './raw/event.js';
 import type { HipEventHandle } from './raw/handles.js';
 import type { HipStream } from './stream.js';

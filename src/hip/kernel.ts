@@ -1,7 +1,7 @@
 import { resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from '../driver/launch-config.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import { ArgPack, isArgType, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
-import { HipFunctionAttribute } from './device-attribute.js';
+import { HipFunctionAttribute } from './generated/enums.js';
 import type { HipModule } from './module.js';
 import type { HipFunctionHandle } from './raw/handles.js';
 import {

@@ -1,8 +1,8 @@
 import { guard, unguard } from '../driver/leak-guard.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import { HipStreamFlags } from './device-attribute.js';
 import type { HipDevice } from './device.js';
 import type { HipEvent } from './event.js';
+import { HipStreamFlags } from './generated/enums.js';
 import { deviceGetStreamPriorityRange } from './raw/device.js';
 import type { HipStreamHandle } from './raw/handles.js';
 import { streamCreate, streamDestroy, streamQuery, streamSynchronize, streamSynchronizeAsync, streamWaitEvent } from './raw/stream.js';

@@ -67,6 +67,11 @@ export function initDriver(): void {
   initialized = true;
 }
 
+declare module './context.js' {
+  // A context's device is a Device (see ContextDevice).
+  interface ContextDevice extends Device {}
+}
+
 /**
  * A CUDA device. Attributes are read from the driver once and cached; every
  * CUdevice_attribute is reachable through {@link Device.attribute}.

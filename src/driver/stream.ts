@@ -20,6 +20,11 @@ export interface StreamOptions {
   priority?: number;
 }
 
+declare module './event.js' {
+  // The stream Event.record takes is a Stream (see EventStream).
+  interface EventStream extends Stream {}
+}
+
 /** A CUDA stream: an ordered queue of GPU work. Keeps its context alive. */
 export class Stream implements Disposable {
   /** Creates a stream in `ctx`. */

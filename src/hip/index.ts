@@ -9,13 +9,20 @@ export { HipDeviceAttribute } from './generated/device-attribute.js';
 export { HipEventFlags, HipFunctionAttribute, HipHostMallocFlags, HipStreamFlags } from './generated/enums.js';
 export { HiprtcResult } from './generated/hiprtc-result.js';
 export { HipDeviceBuffer } from './device-buffer.js';
-export { HipEvent, type HipEventOptions } from './event.js';
+export { HipEvent, type HipEventOptions, type HipEventStream } from './event.js';
 export { checkCompilableTarget, defaultWavefrontSize, knownProcessors, parseGfxTarget, type GfxTarget } from './gfx-target.js';
 export { HipError } from './hip-error.js';
 export { HipProgram, type CompiledHipProgram, type HipProgramOptions } from './hip-program.js';
 export { HipResult, hipResultDescription, hipResultName, type HipResultName } from './hip-result.js';
 export { HiprtcCompileError, HiprtcError, firstClangDiagnostic, type HipDiagnostic } from './hiprtc-error.js';
-export { HipKernel, type HipBoundKernel, type HipBoundValue, type HipKernelAttributes, type HipLaunchOptions } from './kernel.js';
+export {
+  HipKernel,
+  type HipBoundKernel,
+  type HipBoundValue,
+  type HipKernelAttributes,
+  type HipKernelModule,
+  type HipLaunchOptions,
+} from './kernel.js';
 export { hipRuntimeSpec, hiprtcSpec, openHipRuntime, openHiprtc } from './library.js';
 export { HipModule } from './module.js';
 export { HipPinnedBuffer } from './pinned-buffer.js';

@@ -15,6 +15,11 @@ export interface HipStreamOptions {
   priority?: number;
 }
 
+declare module './event.js' {
+  // The stream HipEvent.record takes is a HipStream (see HipEventStream).
+  interface HipEventStream extends HipStream {}
+}
+
 /** A HIP stream on one device: an ordered queue of GPU work. */
 export class HipStream implements Disposable {
   /** Creates a stream on `device`. */

@@ -95,7 +95,13 @@ function table(spec: TableSpec, header: CHeader): RenderedTable {
   });
 
   const cType = 'enum' in spec.from ? spec.from.enum : `${spec.from.defines}*`;
-  const rendered: RenderedTable = { name: spec.name, summary: spec.summary, cType, members, flags: spec.flags ?? false };
+  let rendered: RenderedTable = { name: spec.name, summary: spec.summary, cType, members, flags: spec.flags ?? false };
+  if (spec.subset) {
+    const { docMatches } = spec.subset;
+    const keys = members.filter((m) => docMatches.test(m.doc.paragraphs.join(' '))).map((m) => m.key);
+    if (keys.length === 0) throw new Error(`${where}: no member's comment matches ${docMatches}`);
+    rendered = { ...rendered, subset: { ...spec.subset, keys } };
+  }
   if (!spec.descriptions) return rendered;
   // A code's description is its first member's comment; aliases' comments describe only the alias.
   const seen = new Set<number>();

@@ -21,6 +21,7 @@ export interface RenderedTable {
   readonly members: readonly TableMember[];
   readonly flags: boolean;
   readonly descriptions?: { readonly name: string; readonly summary: string; readonly entries: readonly [string, string][] };
+  readonly subset?: { readonly name: string; readonly summary: string; readonly keys: readonly string[] };
 }
 
 const WIDTH = 110;
@@ -51,6 +52,13 @@ function renderTable(table: RenderedTable): string {
     lines.push(`export const ${name}: { readonly [name in keyof typeof ${table.name}]?: string } = {`);
     for (const [key, text] of entries) lines.push(`  ${key}: ${quote(text)},`);
     lines.push('};');
+  }
+  if (table.subset) {
+    const { name, summary, keys } = table.subset;
+    lines.push('', docComment([summary], undefined, ''));
+    lines.push(`export const ${name}: readonly ${table.name}[] = [`);
+    for (const key of keys) lines.push(`  ${table.name}.${key},`);
+    lines.push('];');
   }
   return lines.join('\n');
 }

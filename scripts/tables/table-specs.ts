@@ -26,6 +26,8 @@ export interface TableSpec {
   readonly flags?: boolean;
   /** Also export the header's description of each code, by member name, under this name. */
   readonly descriptions?: { readonly name: string; readonly summary: string };
+  /** Also export the members whose header comment matches `docMatches`, as a list under `name`. */
+  readonly subset?: { readonly name: string; readonly summary: string; readonly docMatches: RegExp };
 }
 
 export interface FileSpec {
@@ -129,6 +131,13 @@ export const FILE_SPECS: readonly FileSpec[] = [
         header: 'cuda',
         from: { enum: 'CUresult' },
         strip: [],
+        subset: {
+          name: 'stickyCudaResults',
+          summary:
+            'The sticky codes: those after which, cuda.h says, "the process must be terminated and relaunched" ' +
+            'to continue using CUDA, as the context is corrupt.',
+          docMatches: /the process must be terminated and relaunched/,
+        },
       },
     ],
   },

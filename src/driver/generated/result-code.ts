@@ -435,3 +435,22 @@ export const CudaResult = {
 
 /** A CUresult value. */
 export type CudaResult = (typeof CudaResult)[keyof typeof CudaResult];
+
+/**
+ * The sticky codes: those after which, cuda.h says, "the process must be terminated and relaunched" to
+ * continue using CUDA, as the context is corrupt.
+ */
+export const stickyCudaResults: readonly CudaResult[] = [
+  CudaResult.CUDA_ERROR_CONTAINED,
+  CudaResult.CUDA_ERROR_ILLEGAL_ADDRESS,
+  CudaResult.CUDA_ERROR_LAUNCH_TIMEOUT,
+  CudaResult.CUDA_ERROR_HARDWARE_STACK_ERROR,
+  CudaResult.CUDA_ERROR_ILLEGAL_INSTRUCTION,
+  CudaResult.CUDA_ERROR_MISALIGNED_ADDRESS,
+  CudaResult.CUDA_ERROR_INVALID_ADDRESS_SPACE,
+  CudaResult.CUDA_ERROR_INVALID_PC,
+  CudaResult.CUDA_ERROR_LAUNCH_FAILED,
+  CudaResult.CUDA_ERROR_TENSOR_MEMORY_LEAK,
+  CudaResult.CUDA_ERROR_MPS_CLIENT_TERMINATED,
+  CudaResult.CUDA_ERROR_EXTERNAL_DEVICE,
+];

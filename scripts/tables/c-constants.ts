@@ -27,6 +27,7 @@ export interface CHeader {
   readonly tokens: readonly CToken[];
 }
 
+/** Tokenizes a header's source; `path` names it in errors. */
 export function readHeader(path: string, source: string): CHeader {
   return { path, tokens: tokenize(source, path) };
 }
@@ -44,6 +45,7 @@ export function enumConstants(header: CHeader, typedefName: string): CConstant[]
     while (open < tokens.length && !isPunct(tokens[open], '{') && !isPunct(tokens[open], ';')) open++;
     if (!isPunct(tokens[open], '{')) continue;
     const close = tokens.findIndex((t, k) => k > open && isPunct(t, '}'));
+    if (close < 0) throw new Error(`${path}:${tokens[open]!.line}: an enum body without its closing }`);
     const name = tokens.slice(close + 1).find((t) => t.kind === 'ident');
     if (name?.text === typedefName) bodies.push({ open, close });
     i = close;
@@ -65,8 +67,9 @@ export function defineConstants(header: CHeader, prefix: string): CConstant[] {
   const defined = (t: CToken | undefined) => (t?.kind === 'directive' ? /^#\s*define\s+(\w+)(.*)$/s.exec(t.text) : null);
   const first = tokens.findIndex((t) => defined(t)?.[1]!.startsWith(prefix));
   if (first < 0) throw new Error(`${path}: no #define ${prefix}…`);
+  const isLeadingDoc = (t: CToken | undefined) => t?.kind === 'doc' && !t.trailing;
   let start = first;
-  while (start > 0 && tokens[start - 1]!.kind === 'doc' && !(tokens[start - 1] as { trailing: boolean }).trailing) start--;
+  while (start > 0 && isLeadingDoc(tokens[start - 1])) start--;
 
   const body: CToken[] = [];
   for (let i = start; i < tokens.length; i++) {

@@ -1,9 +1,19 @@
 import { DisposedError } from '../errors.js';
 import { ContextCore } from './context-core.js';
-import type { Device } from './device.js';
 import { guard, unguard } from './leak-guard.js';
 import { ctxSynchronize, memGetInfo } from './raw/context.js';
 import { ctxDisablePeerAccess, ctxEnablePeerAccess } from './raw/peer.js';
+
+/**
+ * The device a context belongs to, as far as this file uses it. device.ts, which
+ * creates contexts and so imports this file, merges its Device class into this
+ * interface (declaration merging): `context.device` is a full Device without an
+ * import cycle between the two files.
+ */
+export interface ContextDevice {
+  readonly ordinal: number;
+  readonly handle: number;
+}
 
 /**
  * A device's primary context, retained. Work on it (allocations, streams,
@@ -16,7 +26,7 @@ import { ctxDisablePeerAccess, ctxEnablePeerAccess } from './raw/peer.js';
  */
 export class Context implements Disposable {
   /** @internal Use `device.primaryContext()`. */
-  static retainPrimary(device: Device): Context {
+  static retainPrimary(device: ContextDevice): Context {
     const core = ContextCore.forDevice(device.handle);
     core.acquire();
     return new Context(device, core);
@@ -27,7 +37,7 @@ export class Context implements Disposable {
 
   private constructor(
     /** The device this context belongs to. */
-    readonly device: Device,
+    readonly device: ContextDevice,
     core: ContextCore,
   ) {
     this.#core = core;

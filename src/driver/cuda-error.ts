@@ -1,26 +1,10 @@
 import { GpuError } from '../errors.js';
 import { cuda } from './bindings.js';
-import { CudaResult, cudaResultName } from './result-code.js';
+import { stickyCudaResults } from './generated/result-code.js';
+import { cudaResultName } from './result-code.js';
 
-/**
- * Result codes after which the CUDA context is corrupt: cuda.h documents that
- * "any further CUDA work will return the same error" and the process must be
- * restarted to use CUDA on that context again.
- */
-const STICKY_RESULTS: ReadonlySet<number> = new Set([
-  CudaResult.CUDA_ERROR_CONTAINED,
-  CudaResult.CUDA_ERROR_ILLEGAL_ADDRESS,
-  CudaResult.CUDA_ERROR_LAUNCH_TIMEOUT,
-  CudaResult.CUDA_ERROR_HARDWARE_STACK_ERROR,
-  CudaResult.CUDA_ERROR_ILLEGAL_INSTRUCTION,
-  CudaResult.CUDA_ERROR_MISALIGNED_ADDRESS,
-  CudaResult.CUDA_ERROR_INVALID_ADDRESS_SPACE,
-  CudaResult.CUDA_ERROR_INVALID_PC,
-  CudaResult.CUDA_ERROR_LAUNCH_FAILED,
-  CudaResult.CUDA_ERROR_TENSOR_MEMORY_LEAK,
-  CudaResult.CUDA_ERROR_MPS_CLIENT_TERMINATED,
-  CudaResult.CUDA_ERROR_EXTERNAL_DEVICE,
-]);
+/** Result codes after which the CUDA context is corrupt (see {@link stickyCudaResults}). */
+const STICKY_RESULTS: ReadonlySet<number> = new Set(stickyCudaResults);
 
 /** Whether a CUresult leaves its context unusable for the rest of the process. */
 export function isStickyResult(result: number): boolean {

@@ -3,7 +3,7 @@ import type { DevicePointerLike } from '../ffi/kernel-args.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
 import { copyByteLength } from './copy-range.js';
-import { MemPoolAttribute } from './enums.js';
+import { MemPoolAttribute } from './generated/enums.js';
 import { guard, unguard } from './leak-guard.js';
 import { ensureCurrent } from './raw/context.js';
 import { deviceGetDefaultMemPool } from './raw/device.js';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { Context } from './context.js';
 import { CudaError } from './cuda-error.js';
-import { DeviceAttribute } from './device-attribute.js';
+import { DeviceAttribute } from './generated/device-attribute.js';
 import { ctxGetCurrent, ctxGetDevice } from './raw/context.js';
 import {
   deviceGet,
@@ -65,6 +65,11 @@ export function initDriver(): void {
   if (initialized) return;
   init(0);
   initialized = true;
+}
+
+declare module './context.js' {
+  // A context's device is a Device (see ContextDevice).
+  interface ContextDevice extends Device {}
 }
 
 /**

@@ -1,12 +1,11 @@
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
-import { EventFlags } from './enums.js';
+import { EventFlags } from './generated/enums.js';
 import { guard, unguard } from './leak-guard.js';
 import { ensureCurrent } from './raw/context.js';
 import { eventCreate, eventDestroy, eventElapsedTime, eventQuery, eventRecord, eventSynchronize } from './raw/event.js';
-import type { CUevent } from './raw/handles.js';
-import type { Stream } from './stream.js';
+import type { CUevent, CUstream } from './raw/handles.js';
 
 /** Options of {@link Event.create}. */
 export interface EventOptions {
@@ -14,6 +13,18 @@ export interface EventOptions {
   timing?: boolean;
   /** Make {@link Event.synchronize} sleep instead of spinning (CU_EVENT_BLOCKING_SYNC). */
   blockingSync?: boolean;
+}
+
+/**
+ * A stream an event is recorded on, as far as this file uses it. stream.ts, which
+ * creates events and so imports this file, merges its Stream class into this
+ * interface (declaration merging): {@link Event.record} takes a Stream without an
+ * import cycle between the two files.
+ */
+export interface EventStream {
+  readonly handle: CUstream;
+  /** @internal */
+  readonly core: ContextCore;
 }
 
 /** A CUDA event: a marker in a stream, for ordering streams and timing work. Keeps its context alive. */
@@ -60,7 +71,7 @@ export class Event implements Disposable {
   }
 
   /** Captures the work queued on `stream` so far (the legacy default stream when omitted). */
-  record(stream?: Stream): void {
+  record(stream?: EventStream): void {
     const streamHandle = stream === undefined ? 0n : stream.handle;
     if (stream !== undefined && stream.core !== this.#core) {
       throw new InvalidArgumentError('Event.record: the stream belongs to another context than the event');

@@ -1,7 +1,7 @@
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
-import { StreamCaptureMode } from './enums.js';
+import { StreamCaptureMode } from './generated/enums.js';
 import { guard, unguard } from './leak-guard.js';
 import { ensureCurrent } from './raw/context.js';
 import {

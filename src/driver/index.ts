@@ -4,20 +4,21 @@
  *
  * @module gpucompute/driver
  */
-export { Context } from './context.js';
+export { Context, type ContextDevice } from './context.js';
 export { copyByteLength } from './copy-range.js';
 export { ContextUnusableError, CudaError, isStickyResult } from './cuda-error.js';
 export { Device, formatUuid, initDriver, type ComputeCapability, type DeviceProperties } from './device.js';
-export { DeviceAttribute } from './device-attribute.js';
+export { DeviceAttribute } from './generated/device-attribute.js';
 export { DeviceBuffer, fillPattern, type BufferOwner, type FillType } from './device-buffer.js';
-export * from './enums.js';
-export { Event, type EventOptions } from './event.js';
+export * from './generated/enums.js';
+export { Event, type EventOptions, type EventStream } from './event.js';
 export { Graph, GraphExec, type CaptureOptions } from './graph.js';
 export {
   Kernel,
   type BoundKernel,
   type BoundValue,
   type KernelAttributes,
+  type KernelModule,
   type KernelOccupancy,
   type LaunchOptions,
 } from './kernel.js';

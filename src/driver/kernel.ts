@@ -1,7 +1,9 @@
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import { ArgPack, isArgType, scalarSize, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
+import type { Context } from './context.js';
+import type { ContextCore } from './context-core.js';
 import type { Device } from './device.js';
-import { FunctionAttribute, LaunchAttributeId } from './enums.js';
+import { FunctionAttribute, LaunchAttributeId } from './generated/enums.js';
 import { resolveClusterDims, resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from './launch-config.js';
 import { funcGetAttribute, funcGetParams, funcSetAttribute, type ParamInfo } from './raw/function.js';
 import type { CUfunction, CUstream } from './raw/handles.js';
@@ -11,7 +13,6 @@ import {
   occupancyMaxActiveBlocksPerMultiprocessor,
   occupancyMaxPotentialBlockSize,
 } from './raw/occupancy.js';
-import type { Module } from './module.js';
 import type { Stream } from './stream.js';
 
 /** A kernel's compiled properties (CU_FUNC_ATTRIBUTE_*). */
@@ -66,6 +67,19 @@ export interface KernelOccupancy {
 const dims = new Uint32Array(9); // grid xyz, block xyz, cluster xyz
 
 /**
+ * The module a kernel lives in, as far as this file uses it. module.ts, which
+ * creates kernels and so imports this file, merges its Module class into this
+ * interface (declaration merging): `kernel.module` is a full Module without an
+ * import cycle between the two files.
+ */
+export interface KernelModule {
+  readonly context: Context;
+  readonly disposed: boolean;
+  /** @internal */
+  readonly core: ContextCore;
+}
+
+/**
  * A kernel of a loaded module. Launches are validated before the driver sees
  * them (shape, shared memory, and argument count and sizes where the driver
  * reports the kernel's parameters) and pack their arguments into memory the
@@ -86,7 +100,7 @@ export class Kernel {
   /** @internal Use `module.getFunction(name)`. */
   constructor(
     /** The module the kernel lives in (kept alive by the kernel). */
-    readonly module: Module,
+    readonly module: KernelModule,
     handle: CUfunction,
     /** The name it was looked up by. */
     readonly name: string,

@@ -16,6 +16,11 @@ export interface ModuleLoadOptions {
   jitOptions?: readonly JitOptionValue[];
 }
 
+declare module './kernel.js' {
+  // A kernel's module is a Module (see KernelModule).
+  interface KernelModule extends Module {}
+}
+
 /**
  * Loaded GPU code: a CUBIN or fatbin (bytes) or PTX (text, compiled by the
  * driver for this device). Keeps its context alive; kernels and globals taken

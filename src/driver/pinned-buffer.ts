@@ -2,7 +2,7 @@ import koffi from 'koffi';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
-import { HostRegisterFlags } from './enums.js';
+import { HostRegisterFlags } from './generated/enums.js';
 import { guard, unguard } from './leak-guard.js';
 import { ensureCurrent } from './raw/context.js';
 import type { CUdeviceptr, HostPointer } from './raw/handles.js';

@@ -2,8 +2,8 @@ import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
 import { CudaError } from './cuda-error.js';
-import { StreamFlags } from './enums.js';
 import { Event } from './event.js';
+import { StreamFlags } from './generated/enums.js';
 import { guard, unguard } from './leak-guard.js';
 import { ensureCurrent } from './raw/context.js';
 import type { CUstream } from './raw/handles.js';
@@ -18,6 +18,11 @@ export interface StreamOptions {
    * down to the context's greatest priority (-5 on current GPUs).
    */
   priority?: number;
+}
+
+declare module './event.js' {
+  // The stream Event.record takes is a Stream (see EventStream).
+  interface EventStream extends Stream {}
 }
 
 /** A CUDA stream: an ordered queue of GPU work. Keeps its context alive. */

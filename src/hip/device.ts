@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import { HipDeviceAttribute } from './device-attribute.js';
+import { HipDeviceAttribute } from './generated/device-attribute.js';
 import { defaultWavefrontSize, parseGfxTarget } from './gfx-target.js';
 import { HipError } from './hip-error.js';
 import { HipResult } from './hip-result.js';

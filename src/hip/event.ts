@@ -1,10 +1,9 @@
 import { guard, unguard } from '../driver/leak-guard.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import { HipEventFlags } from './device-attribute.js';
 import type { HipDevice } from './device.js';
+import { HipEventFlags } from './generated/enums.js';
 import { eventCreate, eventDestroy, eventElapsedTime, eventQuery, eventRecord, eventSynchronize } from './raw/event.js';
-import type { HipEventHandle } from './raw/handles.js';
-import type { HipStream } from './stream.js';
+import type { HipEventHandle, HipStreamHandle } from './raw/handles.js';
 
 /** Options of {@link HipEvent.create}. */
 export interface HipEventOptions {
@@ -12,6 +11,17 @@ export interface HipEventOptions {
   timing?: boolean;
   /** Make {@link HipEvent.synchronize} sleep instead of spinning. */
   blockingSync?: boolean;
+}
+
+/**
+ * A stream an event is recorded on, as far as this file uses it. stream.ts merges
+ * its HipStream class into this interface (declaration merging), so
+ * {@link HipEvent.record} takes a HipStream without an import cycle between the
+ * two files, which name each other.
+ */
+export interface HipEventStream {
+  readonly device: HipDevice;
+  readonly handle: HipStreamHandle;
 }
 
 /** A HIP event: a marker in a stream, for ordering streams and timing work. */
@@ -43,7 +53,7 @@ export class HipEvent implements Disposable {
   }
 
   /** Captures the work queued on `stream` so far. */
-  record(stream: HipStream): void {
+  record(stream: HipEventStream): void {
     if (stream.device !== this.device) throw new InvalidArgumentError('HipEvent.record: the stream is on another device than the event');
     eventRecord(this.#enter(), stream.handle);
   }

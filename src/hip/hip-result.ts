@@ -1,141 +1,12 @@
-/**
- * `hipError_t` codes (hip_runtime_api.h, stable from ROCm 5 on) with a
- * description of each: HIP's own `hipGetErrorString` returns only the name,
- * so the descriptions are kept here, in the manner of CUDA's.
- */
-export const HipResult = {
-  hipSuccess: 0,
-  hipErrorInvalidValue: 1,
-  hipErrorOutOfMemory: 2,
-  hipErrorNotInitialized: 3,
-  hipErrorDeinitialized: 4,
-  hipErrorProfilerDisabled: 5,
-  hipErrorProfilerNotInitialized: 6,
-  hipErrorProfilerAlreadyStarted: 7,
-  hipErrorProfilerAlreadyStopped: 8,
-  hipErrorInvalidConfiguration: 9,
-  hipErrorInvalidPitchValue: 12,
-  hipErrorInvalidSymbol: 13,
-  hipErrorInvalidDevicePointer: 17,
-  hipErrorInvalidMemcpyDirection: 21,
-  hipErrorInsufficientDriver: 35,
-  hipErrorMissingConfiguration: 52,
-  hipErrorPriorLaunchFailure: 53,
-  hipErrorInvalidDeviceFunction: 98,
-  hipErrorNoDevice: 100,
-  hipErrorInvalidDevice: 101,
-  hipErrorInvalidImage: 200,
-  hipErrorInvalidContext: 201,
-  hipErrorContextAlreadyCurrent: 202,
-  hipErrorMapFailed: 205,
-  hipErrorUnmapFailed: 206,
-  hipErrorArrayIsMapped: 207,
-  hipErrorAlreadyMapped: 208,
-  hipErrorNoBinaryForGpu: 209,
-  hipErrorAlreadyAcquired: 210,
-  hipErrorNotMapped: 211,
-  hipErrorNotMappedAsArray: 212,
-  hipErrorNotMappedAsPointer: 213,
-  hipErrorECCNotCorrectable: 214,
-  hipErrorUnsupportedLimit: 215,
-  hipErrorContextAlreadyInUse: 216,
-  hipErrorPeerAccessUnsupported: 217,
-  hipErrorInvalidKernelFile: 218,
-  hipErrorInvalidGraphicsContext: 219,
-  hipErrorInvalidSource: 300,
-  hipErrorFileNotFound: 301,
-  hipErrorSharedObjectSymbolNotFound: 302,
-  hipErrorSharedObjectInitFailed: 303,
-  hipErrorOperatingSystem: 304,
-  hipErrorInvalidHandle: 400,
-  hipErrorIllegalState: 401,
-  hipErrorNotFound: 500,
-  hipErrorNotReady: 600,
-  hipErrorIllegalAddress: 700,
-  hipErrorLaunchOutOfResources: 701,
-  hipErrorLaunchTimeOut: 702,
-  hipErrorPeerAccessAlreadyEnabled: 704,
-  hipErrorPeerAccessNotEnabled: 705,
-  hipErrorSetOnActiveProcess: 708,
-  hipErrorContextIsDestroyed: 709,
-  hipErrorAssert: 710,
-  hipErrorHostMemoryAlreadyRegistered: 712,
-  hipErrorHostMemoryNotRegistered: 713,
-  hipErrorLaunchFailure: 719,
-  hipErrorCooperativeLaunchTooLarge: 720,
-  hipErrorNotSupported: 801,
-  hipErrorStreamCaptureUnsupported: 900,
-  hipErrorStreamCaptureInvalidated: 901,
-  hipErrorStreamCaptureMerge: 902,
-  hipErrorStreamCaptureUnmatched: 903,
-  hipErrorStreamCaptureUnjoined: 904,
-  hipErrorStreamCaptureIsolation: 905,
-  hipErrorStreamCaptureImplicit: 906,
-  hipErrorCapturedEvent: 907,
-  hipErrorStreamCaptureWrongThread: 908,
-  hipErrorGraphExecUpdateFailure: 910,
-  hipErrorUnknown: 999,
-  hipErrorRuntimeMemory: 1052,
-  hipErrorRuntimeOther: 1053,
-} as const;
+import { HipResult, hipResultHeaderDescriptions } from './generated/hip-result.js';
+import { hipResultDescriptionOverrides, hipResultDescriptionsNotInHeader } from './hip-result-descriptions.js';
 
+export { HipResult };
+
+/** The C name of a hipError_t code, deprecated aliases included. */
 export type HipResultName = keyof typeof HipResult;
 
-const DESCRIPTIONS: Readonly<Partial<Record<HipResultName, string>>> = {
-  hipSuccess: 'no error',
-  hipErrorInvalidValue: 'one or more of the parameters passed to the call is null or out of its acceptable range',
-  hipErrorOutOfMemory: 'the device could not allocate enough memory for the operation',
-  hipErrorNotInitialized: 'the HIP runtime has not been initialised (hipInit failed or was not called)',
-  hipErrorDeinitialized: 'the HIP runtime is shutting down',
-  hipErrorInvalidConfiguration: 'the launch configuration (grid, block or shared memory) is not valid for this device',
-  hipErrorInvalidSymbol: 'the symbol is not a valid device symbol',
-  hipErrorInvalidDevicePointer: 'the pointer is not a valid device address',
-  hipErrorInvalidMemcpyDirection: 'the copy direction does not match the pointers',
-  hipErrorInsufficientDriver: 'the installed AMD GPU kernel driver is older than this HIP runtime needs',
-  hipErrorMissingConfiguration: 'the kernel was launched without a configuration',
-  hipErrorPriorLaunchFailure: 'an earlier kernel launch failed',
-  hipErrorInvalidDeviceFunction: 'the kernel was not compiled for this device\'s architecture, or is not a kernel',
-  hipErrorNoDevice: 'no HIP-capable AMD GPU is visible to this process (none installed, no /dev/kfd access, or hidden by HIP_VISIBLE_DEVICES)',
-  hipErrorInvalidDevice: 'the device ordinal does not name a visible device',
-  hipErrorInvalidImage: 'the code object is not valid for this device',
-  hipErrorInvalidContext: 'there is no valid context for the call',
-  hipErrorContextAlreadyCurrent: 'the context is already current',
-  hipErrorMapFailed: 'mapping memory failed',
-  hipErrorUnmapFailed: 'unmapping memory failed',
-  hipErrorNoBinaryForGpu: 'the code object holds no code for this GPU\'s architecture',
-  hipErrorECCNotCorrectable: 'an uncorrectable ECC error was detected',
-  hipErrorUnsupportedLimit: 'the limit is not supported by this device',
-  hipErrorPeerAccessUnsupported: 'peer access is not supported between these devices',
-  hipErrorInvalidKernelFile: 'the kernel code object is malformed',
-  hipErrorInvalidSource: 'the kernel source is not valid',
-  hipErrorFileNotFound: 'the file was not found',
-  hipErrorSharedObjectSymbolNotFound: 'a symbol of the shared object could not be resolved',
-  hipErrorSharedObjectInitFailed: 'initialising the shared object failed',
-  hipErrorOperatingSystem: 'an operating system call failed',
-  hipErrorInvalidHandle: 'the handle (stream, event, module, function) is not valid',
-  hipErrorIllegalState: 'the resource is not in a state that allows the operation',
-  hipErrorNotFound: 'the named symbol or function was not found',
-  hipErrorNotReady: 'the work queued earlier has not completed yet (not an error: a query\'s "busy")',
-  hipErrorIllegalAddress: 'a kernel accessed an illegal memory address',
-  hipErrorLaunchOutOfResources: 'the launch needs more registers or shared memory than the device offers',
-  hipErrorLaunchTimeOut: 'the kernel ran longer than the device allows',
-  hipErrorPeerAccessAlreadyEnabled: 'peer access is already enabled',
-  hipErrorPeerAccessNotEnabled: 'peer access has not been enabled',
-  hipErrorSetOnActiveProcess: 'the setting cannot change once the runtime is active',
-  hipErrorContextIsDestroyed: 'the context has been destroyed',
-  hipErrorAssert: 'a kernel called assert() and it failed',
-  hipErrorHostMemoryAlreadyRegistered: 'the host memory is already registered',
-  hipErrorHostMemoryNotRegistered: 'the host memory is not registered',
-  hipErrorLaunchFailure: 'an exception occurred on the device while executing a kernel',
-  hipErrorCooperativeLaunchTooLarge: 'a cooperative launch asked for more blocks than can be resident at once',
-  hipErrorNotSupported: 'the operation is not supported by this HIP runtime or device',
-  hipErrorStreamCaptureUnsupported: 'the operation is not allowed while the stream is capturing',
-  hipErrorStreamCaptureInvalidated: 'the stream capture was invalidated by an earlier error',
-  hipErrorUnknown: 'an unknown internal error occurred',
-  hipErrorRuntimeMemory: 'an HSA runtime memory call failed',
-  hipErrorRuntimeOther: 'an HSA runtime call failed',
-};
-
+// A code's first name in the header is its name; later ones are deprecated aliases.
 const NAMES = new Map<number, HipResultName>();
 for (const [name, code] of Object.entries(HipResult) as [HipResultName, number][]) {
   if (!NAMES.has(code)) NAMES.set(code, name);
@@ -146,8 +17,15 @@ export function hipResultName(code: number): HipResultName | undefined {
   return NAMES.get(code);
 }
 
-/** A sentence saying what a hipError_t code means (HIP itself only gives the name). */
+/**
+ * A clause saying what a hipError_t code means (HIP itself only gives the
+ * name): hip_runtime_api.h's comment on the code where it has a fitting one,
+ * else this library's wording.
+ */
 export function hipResultDescription(code: number): string {
   const name = NAMES.get(code);
-  return (name && DESCRIPTIONS[name]) ?? (name ? `${name}` : `unknown hipError_t ${code}`);
+  if (!name) return `unknown hipError_t ${code}`;
+  return (
+    hipResultDescriptionOverrides[name] ?? hipResultHeaderDescriptions[name] ?? hipResultDescriptionsNotInHeader[name] ?? name
+  );
 }

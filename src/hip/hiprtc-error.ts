@@ -1,21 +1,5 @@
 import { GpuError } from '../errors.js';
 
-/** `hiprtcResult` codes (hiprtc.h). */
-export const HiprtcResult = {
-  SUCCESS: 0,
-  OUT_OF_MEMORY: 1,
-  PROGRAM_CREATION_FAILURE: 2,
-  INVALID_INPUT: 3,
-  INVALID_PROGRAM: 4,
-  INVALID_OPTION: 5,
-  COMPILATION: 6,
-  BUILTIN_OPERATION_FAILURE: 7,
-  NO_NAME_EXPRESSIONS_AFTER_COMPILATION: 8,
-  NO_LOWERED_NAMES_BEFORE_COMPILATION: 9,
-  NAME_EXPRESSION_NOT_VALID: 10,
-  INTERNAL_ERROR: 11,
-} as const;
-
 /** A hiprtc call returned something other than `HIPRTC_SUCCESS`. */
 export class HiprtcError extends GpuError {
   /** The `hiprtcResult` code. */

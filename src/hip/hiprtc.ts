@@ -7,8 +7,9 @@
  * target they do not know; {@link compileProgram} does not check targets, so
  * callers should go through `HipProgram`, which refuses unknown ones first.
  */
+import { HiprtcResult } from './generated/hiprtc-result.js';
 import { hiprtcFunctions as rtc } from './hiprtc-bindings.js';
-import { HiprtcCompileError, HiprtcError, HiprtcResult } from './hiprtc-error.js';
+import { HiprtcCompileError, HiprtcError } from './hiprtc-error.js';
 
 /** A `hiprtcProgram` handle. */
 export type HiprtcProgram = bigint;

@@ -1,8 +1,8 @@
 import { resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from '../driver/launch-config.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import { ArgPack, isArgType, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
-import { HipFunctionAttribute } from './device-attribute.js';
-import type { HipModule } from './module.js';
+import type { HipDevice } from './device.js';
+import { HipFunctionAttribute } from './generated/enums.js';
 import type { HipFunctionHandle } from './raw/handles.js';
 import {
   funcGetAttribute,
@@ -39,6 +39,17 @@ export interface HipKernelAttributes {
 const dims = new Uint32Array(6);
 
 /**
+ * The module a kernel lives in, as far as this file uses it. module.ts, which
+ * creates kernels and so imports this file, merges its HipModule class into this
+ * interface (declaration merging): `kernel.module` is a full HipModule without an
+ * import cycle between the two files.
+ */
+export interface HipKernelModule {
+  readonly device: HipDevice;
+  readonly disposed: boolean;
+}
+
+/**
  * A kernel of a loaded {@link HipModule}: launches are checked against the
  * device's and the kernel's limits before HIP sees them, and arguments are
  * packed into memory the kernel reuses (the same ArgPack as CUDA's).
@@ -51,7 +62,7 @@ export class HipKernel {
 
   /** @internal Use `module.getFunction(name)`. */
   constructor(
-    readonly module: HipModule,
+    readonly module: HipKernelModule,
     handle: HipFunctionHandle,
     readonly name: string,
   ) {

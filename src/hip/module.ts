@@ -7,6 +7,11 @@ import { HipKernel } from './kernel.js';
 import type { HipModuleHandle } from './raw/handles.js';
 import { moduleGetFunction, moduleLoadData, moduleUnload } from './raw/module.js';
 
+declare module './kernel.js' {
+  // A kernel's module is a HipModule (see HipKernelModule).
+  interface HipKernelModule extends HipModule {}
+}
+
 /** A loaded code object (hiprtc's output) on one device. Kernels taken from it refuse to work once it is disposed. */
 export class HipModule implements Disposable {
   /** Loads a code object onto `device`. */

@@ -1,8 +1,8 @@
 import { guard, unguard } from '../driver/leak-guard.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import { HipStreamFlags } from './device-attribute.js';
 import type { HipDevice } from './device.js';
 import type { HipEvent } from './event.js';
+import { HipStreamFlags } from './generated/enums.js';
 import { deviceGetStreamPriorityRange } from './raw/device.js';
 import type { HipStreamHandle } from './raw/handles.js';
 import { streamCreate, streamDestroy, streamQuery, streamSynchronize, streamSynchronizeAsync, streamWaitEvent } from './raw/stream.js';
@@ -13,6 +13,11 @@ export interface HipStreamOptions {
   nonBlocking?: boolean;
   /** Scheduling priority; lower numbers are more urgent, within the device's range. */
   priority?: number;
+}
+
+declare module './event.js' {
+  // The stream HipEvent.record takes is a HipStream (see HipEventStream).
+  interface HipEventStream extends HipStream {}
 }
 
 /** A HIP stream on one device: an ordered queue of GPU work. */

@@ -1,6 +1,6 @@
 import { cuda } from '../bindings.js';
 import { check } from '../cuda-error.js';
-import type { ContextLimit } from '../enums.js';
+import type { ContextLimit } from '../generated/enums.js';
 import type { CUcontext, CUdevice } from './handles.js';
 import { out } from './out-params.js';
 

@@ -1,6 +1,6 @@
 import { cuda } from '../bindings.js';
 import { check } from '../cuda-error.js';
-import type { DeviceAttribute } from '../device-attribute.js';
+import type { DeviceAttribute } from '../generated/device-attribute.js';
 import type { CUdevice, CUmemoryPool } from './handles.js';
 import { out } from './out-params.js';
 

@@ -1,7 +1,7 @@
 import { MissingSymbolError } from '../../errors.js';
 import { cuda } from '../bindings.js';
 import { check, cudaError } from '../cuda-error.js';
-import type { FunctionAttribute, FunctionCache } from '../enums.js';
+import type { FunctionAttribute, FunctionCache } from '../generated/enums.js';
 import { CudaResult } from '../result-code.js';
 import type { CUfunction } from './handles.js';
 import { out } from './out-params.js';

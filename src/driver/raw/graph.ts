@@ -1,6 +1,6 @@
 import { cuda } from '../bindings.js';
 import { check } from '../cuda-error.js';
-import type { StreamCaptureMode, StreamCaptureStatus } from '../enums.js';
+import type { StreamCaptureMode, StreamCaptureStatus } from '../generated/enums.js';
 import type { CUgraph, CUgraphExec, CUstream } from './handles.js';
 import { out } from './out-params.js';
 

@@ -2,7 +2,7 @@ import koffi from 'koffi';
 import { InvalidArgumentError } from '../../errors.js';
 import { cuda } from '../bindings.js';
 import { check } from '../cuda-error.js';
-import type { LaunchAttributeId } from '../enums.js';
+import type { LaunchAttributeId } from '../generated/enums.js';
 import type { CUfunction, CUstream } from './handles.js';
 
 /**

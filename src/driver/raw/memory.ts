@@ -1,6 +1,6 @@
 import { cuda } from '../bindings.js';
 import { check } from '../cuda-error.js';
-import { MemPoolAttribute } from '../enums.js';
+import { MemPoolAttribute } from '../generated/enums.js';
 import type { CUdeviceptr, CUmemoryPool, CUstream, HostPointer } from './handles.js';
 import { out } from './out-params.js';
 

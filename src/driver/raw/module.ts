@@ -1,7 +1,7 @@
 import koffi from 'koffi';
 import { cuda } from '../bindings.js';
 import { check, cudaError } from '../cuda-error.js';
-import { JitOption } from '../enums.js';
+import { JitOption } from '../generated/enums.js';
 import type { CUdeviceptr, CUfunction, CUmodule } from './handles.js';
 import { out } from './out-params.js';
 

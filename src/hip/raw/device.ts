@@ -1,7 +1,7 @@
 import { hip } from '../bindings.js';
 import { check, HipError } from '../hip-error.js';
 import { HipResult } from '../hip-result.js';
-import type { HipDeviceAttribute } from '../device-attribute.js';
+import type { HipDeviceAttribute } from '../generated/device-attribute.js';
 import { out } from '../../driver/raw/out-params.js';
 
 /** hipInit: initialises the runtime; fails with hipErrorNoDevice where no AMD GPU is visible. */

@@ -1,6 +1,6 @@
 import { hip } from '../bindings.js';
 import { check } from '../hip-error.js';
-import type { HipFunctionAttribute } from '../device-attribute.js';
+import type { HipFunctionAttribute } from '../generated/enums.js';
 import type { HipDevicePtr, HipFunctionHandle, HipModuleHandle, HipStreamHandle } from './handles.js';
 import { out } from '../../driver/raw/out-params.js';
 

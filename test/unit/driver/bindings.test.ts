@@ -2,7 +2,7 @@ import koffi from 'koffi';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cuda } from '../../../src/driver/bindings.js';
-import { DeviceAttribute } from '../../../src/driver/device-attribute.js';
+import { DeviceAttribute } from '../../../src/driver/generated/device-attribute.js';
 import { CudaResult } from '../../../src/driver/result-code.js';
 
 const source = readFileSync(new URL('../../../src/driver/bindings.ts', import.meta.url), 'utf8');

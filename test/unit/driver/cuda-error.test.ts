@@ -55,7 +55,7 @@ describe('CudaError', () => {
 });
 
 describe('sticky results', () => {
-  it.each([700, 702, 714, 715, 716, 717, 718, 719])('treats %i as sticky', (code) => {
+  it.each([226, 700, 702, 714, 715, 716, 717, 718, 719, 721, 810, 911])('treats %i as sticky', (code) => {
     expect(isStickyResult(code)).toBe(true);
   });
 

@@ -1,6 +1,6 @@
 import koffi from 'koffi';
 import { describe, expect, it } from 'vitest';
-import { LaunchAttributeId } from '../../../src/driver/enums.js';
+import { LaunchAttributeId } from '../../../src/driver/generated/enums.js';
 import { packLaunchConfig } from '../../../src/driver/raw/launch.js';
 import { InvalidArgumentError } from '../../../src/errors.js';
 

@@ -6,20 +6,21 @@ import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-op
 import type { BroadcastPlan } from '../core/broadcast.js';
 import { dtypeSize, f32ToBf16Bits, f32ToF16Bits } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
-import * as act from './activation-math.js';
+import * as act from './unary-math.js';
+import { DERIVATIVE_MATH, UNARY_MATH } from './unary-math.js';
 import { cpuBuffer, floatTarget, loadFloat, loadInt, storeFloat } from './element-io.js';
 
 type NumericArray = Float32Array | Int32Array;
 
 /**
- * Loops are written out per op, each its own function, so V8 sees one call
- * target and one array type per loop and inlines the arithmetic; a shared
- * loop over a scalar callback runs several times slower once it has seen
- * a few ops.
+ * Loops written out per op, each its own function, so V8 sees one call target and one array type
+ * per loop and inlines the arithmetic: a shared loop over a scalar function runs 2–7x slower once
+ * it has seen a few ops (measured on this project's development machine). An op without a loop
+ * here runs that shared loop over its function in `unary-math.ts`: the same meaning, slower.
  */
 type UnaryLoop = (x: Float32Array, out: Float32Array, alpha: number) => void;
 
-const FLOAT_UNARY: Record<UnaryOp, UnaryLoop> = {
+const FLOAT_UNARY: Partial<Record<UnaryOp, UnaryLoop>> = {
   neg: (x, out) => { for (let i = 0; i < x.length; i++) out[i] = -x[i]!; },
   abs: (x, out) => { for (let i = 0; i < x.length; i++) out[i] = Math.abs(x[i]!); },
   exp: (x, out) => { for (let i = 0; i < x.length; i++) out[i] = Math.exp(x[i]!); },
@@ -39,7 +40,8 @@ const FLOAT_UNARY: Record<UnaryOp, UnaryLoop> = {
 
 type GradLoop = (x: Float32Array, dy: Float32Array, out: Float32Array, alpha: number) => void;
 
-const FLOAT_GRAD: Record<ActivationGradOp, GradLoop> = {
+/** As {@link FLOAT_UNARY}, for the derivatives. */
+const FLOAT_GRAD: Partial<Record<ActivationGradOp, GradLoop>> = {
   reluGrad: (x, dy, out) => { for (let i = 0; i < x.length; i++) out[i] = dy[i]! * act.reluDerivative(x[i]!); },
   leakyReluGrad: (x, dy, out, alpha) => { for (let i = 0; i < x.length; i++) out[i] = dy[i]! * act.leakyReluDerivative(x[i]!, alpha); },
   sigmoidGrad: (x, dy, out) => { for (let i = 0; i < x.length; i++) out[i] = dy[i]! * act.sigmoidDerivative(x[i]!); },
@@ -80,21 +82,33 @@ const INT_BINARY: Record<IntBinaryOp, BinaryRun<Int32Array>> = {
 
 export function unary(op: UnaryOp, x: TensorView, out: TensorView, alpha = 0.01): void {
   if (x.dtype === 'i32') {
-    // Only neg and abs reach here for i32 (the front-end refuses the rest); both wrap INT_MIN to itself.
+    // Only the ops the table marks as taking i32 reach here; `| 0` wraps modulo 2^32 (neg and abs map INT_MIN to itself).
     const src = loadInt(x);
     const dst = loadInt(out);
-    if (op === 'neg') for (let i = 0; i < src.length; i++) dst[i] = -src[i]! | 0;
-    else for (let i = 0; i < src.length; i++) dst[i] = Math.abs(src[i]!) | 0;
+    const f = UNARY_MATH[op];
+    for (let i = 0; i < src.length; i++) dst[i] = f(src[i]!, 0) | 0;
     return;
   }
   const dst = floatTarget(out);
-  FLOAT_UNARY[op](loadFloat(x), dst, alpha);
+  const src = loadFloat(x);
+  const loop = FLOAT_UNARY[op];
+  if (loop) loop(src, dst, alpha);
+  else {
+    const f = UNARY_MATH[op];
+    for (let i = 0; i < src.length; i++) dst[i] = f(src[i]!, alpha);
+  }
   storeFloat(out, dst);
 }
 
 export function activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha = 0.01): void {
   const dst = floatTarget(out);
-  FLOAT_GRAD[op](loadFloat(x), loadFloat(dy), dst, alpha);
+  const [src, grad] = [loadFloat(x), loadFloat(dy)];
+  const loop = FLOAT_GRAD[op];
+  if (loop) loop(src, grad, dst, alpha);
+  else {
+    const f = DERIVATIVE_MATH[op];
+    for (let i = 0; i < src.length; i++) dst[i] = grad[i]! * f(src[i]!, alpha);
+  }
   storeFloat(out, dst);
 }
 

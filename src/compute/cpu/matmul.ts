@@ -18,7 +18,7 @@ import type { MatmulParams } from '../core/matmul-plan.js';
 import type { DType } from '../core/dtype.js';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
-import { unaryFunction } from './activation-math.js';
+import { UNARY_MATH } from './unary-math.js';
 
 /** Rows of A and columns of B handled by one micro-kernel call. */
 const MR = 4;
@@ -49,7 +49,7 @@ export function cpuMatmul(params: MatmulParams, io: HostMatmulIO): void {
   const c = params.c && params.beta !== 0 ? widen(io.elements(params.c), params.c.dtype) : undefined;
   const bias = params.bias ? widen(io.elements(params.bias), params.bias.dtype) : undefined;
   const store = storeFunction(params.out.dtype);
-  const act = params.activation ? unaryFunction(params.activation, 0) : undefined;
+  const activation = params.activation ? UNARY_MATH[params.activation] : undefined;
 
   const acc = new Float64Array(m * n);
   const packA = new Float64Array(Math.ceil(Math.min(MC, m) / MR) * MR * Math.min(KC, k));
@@ -70,7 +70,7 @@ export function cpuMatmul(params: MatmulParams, io: HostMatmulIO): void {
         let v = alpha * acc[row + j]!;
         if (c) v += beta * c[cBase + row + j]!;
         if (bias) v += bias[j]!;
-        if (act) v = act(v);
+        if (activation) v = activation(v, 0);
         out[outBase + row + j] = store(v);
       }
     }

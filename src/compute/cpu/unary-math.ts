@@ -1,9 +1,10 @@
 /**
- * The scalar definitions of the activations and their derivatives, in double
- * precision. The CPU backend rounds their results to the output dtype; they
- * are the reference meaning every backend must match.
+ * The scalar definition of every unary op and every activation's derivative, in double
+ * precision. The CPU backend rounds their results to the output dtype; they are the reference
+ * meaning every backend must match. A new unary op (see `core/elementwise-ops.ts`) needs its
+ * function here, and nothing else on the CPU.
  */
-import type { UnaryOp } from '../core/elementwise-ops.js';
+import type { ActivationGradOp, UnaryOp } from '../core/elementwise-ops.js';
 import { erf, erfc } from './special-functions.js';
 
 const SQRT1_2 = Math.SQRT1_2;
@@ -82,41 +83,33 @@ export function siluDerivative(x: number): number {
 /** d/dx softplus is the logistic function. */
 export const softplusDerivative = sigmoid;
 
-/**
- * The scalar function of a unary op (`alpha`: the leakyRelu slope), for code
- * that applies one op per element outside the CPU backend's loops, such as
- * the CPU matmul epilogue.
- */
-export function unaryFunction(op: UnaryOp, alpha: number): (x: number) => number {
-  switch (op) {
-    case 'neg':
-      return (x) => -x;
-    case 'abs':
-      return Math.abs;
-    case 'exp':
-      return Math.exp;
-    case 'log':
-      return Math.log;
-    case 'sqrt':
-      return Math.sqrt;
-    case 'rsqrt':
-      return (x) => 1 / Math.sqrt(x);
-    case 'relu':
-      // Math.max keeps NaN (as PyTorch does) and maps -0 to +0.
-      return (x) => Math.max(x, 0);
-    case 'leakyRelu':
-      return (x) => (x > 0 ? x : alpha * x);
-    case 'sigmoid':
-      return sigmoid;
-    case 'tanh':
-      return Math.tanh;
-    case 'gelu':
-      return gelu;
-    case 'geluTanh':
-      return geluTanh;
-    case 'silu':
-      return silu;
-    case 'softplus':
-      return softplus;
-  }
-}
+/** Every unary op: f(x), with `alpha` leakyRelu's slope (ignored by the others). */
+export const UNARY_MATH: Readonly<Record<UnaryOp, (x: number, alpha: number) => number>> = {
+  neg: (x) => -x,
+  abs: Math.abs,
+  exp: Math.exp,
+  log: Math.log,
+  sqrt: Math.sqrt,
+  rsqrt: (x) => 1 / Math.sqrt(x),
+  // Math.max keeps NaN (as PyTorch does) and maps -0 to +0.
+  relu: (x) => Math.max(x, 0),
+  leakyRelu: (x, alpha) => (x > 0 ? x : alpha * x),
+  sigmoid,
+  tanh: Math.tanh,
+  gelu,
+  geluTanh,
+  silu,
+  softplus,
+};
+
+/** Every activation's derivative: f'(x), with `alpha` leakyRelu's slope. */
+export const DERIVATIVE_MATH: Readonly<Record<ActivationGradOp, (x: number, alpha: number) => number>> = {
+  reluGrad: reluDerivative,
+  leakyReluGrad: leakyReluDerivative,
+  sigmoidGrad: sigmoidDerivative,
+  tanhGrad: tanhDerivative,
+  geluGrad: geluDerivative,
+  geluTanhGrad: geluTanhDerivative,
+  siluGrad: siluDerivative,
+  softplusGrad: softplusDerivative,
+};

@@ -5,6 +5,7 @@
  */
 import type { OptionalOp } from './backend/backend.js';
 import { COMPOSED_OPS } from './backend/composed-ops.js';
+import type { BackendRegistration } from './backend/registration.js';
 import { BACKENDS, type BackendKind } from './backends.js';
 
 /** A group of GpuCompute ops and the optional backend ops they need. */
@@ -35,14 +36,18 @@ export type OpSupport =
   | { readonly status: 'unsupported'; readonly reason: string };
 
 /** One row per op group, one cell per backend. */
-export type SupportTable = readonly { readonly ops: string; readonly backends: Readonly<Record<BackendKind, OpSupport>> }[];
+export type SupportTable = readonly { readonly ops: string; readonly backends: Readonly<Partial<Record<BackendKind, OpSupport>>> }[];
 
-/** The support table of the registered backends. */
+/** The support table of the registered backends that can run somewhere (not those `notYetAvailable`). */
 export function supportTable(): SupportTable {
   return OP_GROUPS.map((group) => ({
     ops: group.ops,
-    backends: Object.fromEntries(BACKENDS.map((b) => [b.kind, support(group, b.unsupported)])) as Record<BackendKind, OpSupport>,
+    backends: Object.fromEntries(runnable().map((b) => [b.kind, support(group, b.unsupported)])) as Record<BackendKind, OpSupport>,
   }));
+}
+
+function runnable() {
+  return BACKENDS.filter((b) => !(b as BackendRegistration).notYetAvailable);
 }
 
 function support(group: OpGroup, unsupported: Readonly<Partial<Record<OptionalOp, string>>>): OpSupport {
@@ -50,17 +55,17 @@ function support(group: OpGroup, unsupported: Readonly<Partial<Record<OptionalOp
   const blocking = missing.filter((op) => !(COMPOSED_OPS as readonly OptionalOp[]).includes(op));
   if (blocking.length > 0) return { status: 'unsupported', reason: blocking.map((op) => `${op}: ${unsupported[op]}`).join('; ') };
   if (missing.length > 0) return { status: 'composed', from: 'the core ops' };
-  const slower = group.accelerated && unsupported[group.accelerated];
-  return slower ? { status: 'native', note: `dense steps on the host (${group.accelerated}: ${slower})` } : { status: 'native' };
+  const slower = group.accelerated !== undefined && unsupported[group.accelerated] !== undefined;
+  return slower ? { status: 'native', note: 'dense steps on the host' } : { status: 'native' };
 }
 
-/** The table as markdown, one column per backend that can run ops (all but those never available here, e.g. Metal). */
+/** The table as markdown, one column per backend that can run somewhere. */
 export function renderSupportTable(table: SupportTable = supportTable()): string {
-  const kinds = BACKENDS.map((b) => b.kind);
-  const titles = BACKENDS.map((b) => b.title);
+  const kinds = runnable().map((b) => b.kind);
+  const titles = runnable().map((b) => b.title);
   const cell = (s: OpSupport) =>
-    s.status === 'native' ? (s.note ? `yes (${s.note})` : 'yes') : s.status === 'composed' ? `yes (composed from ${s.from})` : `no: ${s.reason}`;
+    s.status === 'native' ? (s.note ? `yes (${s.note})` : 'yes') : s.status === 'composed' ? `yes (composed from ${s.from})` : `no (${s.reason})`;
   const lines = [`| op | ${titles.join(' | ')} |`, `|---|${kinds.map(() => '---').join('|')}|`];
-  for (const row of table) lines.push(`| ${row.ops} | ${kinds.map((k) => cell(row.backends[k])).join(' | ')} |`);
+  for (const row of table) lines.push(`| ${row.ops} | ${kinds.map((k) => cell(row.backends[k]!)).join(' | ')} |`);
   return lines.join('\n');
 }

@@ -7,10 +7,10 @@ import type { Backend, OptionalOps } from './backend.js';
 import { composedLayerNorm } from './composed/layer-norm.js';
 import { composedSoftmax } from './composed/softmax.js';
 
-/** A backend after {@link withComposedOps}: the composable ops are always there. */
+/** A backend as every GpuCompute holds it: the composable ops are always there, natively or composed. */
 export type ComposedBackend = Backend & Pick<OptionalOps, 'softmax' | 'layerNorm'>;
 
-/** The optional ops every backend has after {@link withComposedOps}, natively or composed. */
+/** The optional ops every opened backend has, natively or composed. */
 export const COMPOSED_OPS = ['softmax', 'layerNorm'] as const satisfies readonly (keyof OptionalOps)[];
 
 /** Fills in the backend's missing composable ops (on the instance itself, so calls cost nothing extra). */

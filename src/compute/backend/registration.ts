@@ -42,6 +42,8 @@ export interface BackendRegistration<K extends string = string, P extends Backen
   readonly title: string;
   /** Its device is the host itself (the CPU): `gpucompute info` describes it with the backend, not in the device table. */
   readonly hostDevice?: boolean;
+  /** Set when the backend cannot run on any machine yet: why (the support table has no column for it). */
+  readonly notYetAvailable?: string;
   /** Optional ops the backend leaves out, and why (the same reasons its instances give); read without opening it. */
   readonly unsupported: Readonly<Partial<Record<OptionalOp, string>>>;
   /** What this machine has for the backend. Never throws. */

@@ -19,6 +19,7 @@ export function probeMetal(): BackendProbe {
 export const metalRegistration: BackendRegistration<'metal', BackendProbe> = {
   kind: 'metal',
   title: 'Metal',
+  notYetAvailable: 'there is no Metal backend yet',
   unsupported: {},
   probe: () => ({ backend: probeMetal(), devices: [] }),
   describe: (metal) => ({ summary: metal.reason ?? '', details: [] }),

@@ -15,7 +15,7 @@ import { formatShape, rowMajorStrides, shapeSize } from '../core/shape.js';
 import { validateShape } from '../core/validation.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
 
-/** What tensors belong to: a backend, and where their memory goes back. Implemented by {@link Session}. */
+/** What tensors belong to: a backend, and where their memory goes back (a GpuCompute's session). */
 export interface TensorOwner {
   readonly backend: Backend;
   /** True once the owner released its backend (its tensors are then unusable). */

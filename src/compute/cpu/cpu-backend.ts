@@ -17,6 +17,9 @@ import type { AttentionParams } from '../core/attention-params.js';
 import { attention } from './attention.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import { gruRecurrence } from './gru.js';
+import { Blas } from '../../blas/blas.js';
+import type { Logger } from '../core/logger.js';
+import { blasEnabled, blasMatmul } from './blas-matmul.js';
 import { CpuBuffer } from './cpu-buffer.js';
 import { CPU_UNSUPPORTED } from './support.js';
 import { cpuBuffer } from './element-io.js';
@@ -32,6 +35,8 @@ import { transpose } from './transpose.js';
 export interface CpuBackendOptions {
   /** Refuse allocations that would take the bytes in use above this. */
   poolLimitBytes?: number;
+  /** Receives a debug line saying which engine runs the products (the BLAS found, or why none). */
+  logger?: Logger;
 }
 
 /** Storage of a view as the CPU matmul wants it: f32 values, or 16-bit patterns. */
@@ -51,6 +56,40 @@ const matmulIO: HostMatmulIO = {
   },
 };
 
+/** The host as a device: its CPU model, logical cores and memory. */
+export function cpuDeviceInfo(): DeviceInfo {
+  const cores = cpus();
+  return {
+    backend: 'cpu',
+    platform: `CPU (${process.platform} ${process.arch}, Node ${process.versions.node})`,
+    deviceName: cores[0]?.model.trim() || `${process.arch} CPU`,
+    ordinal: 0,
+    totalMemory: totalmem(),
+    freeMemory: freemem(),
+    multiprocessorCount: availableParallelism(),
+    tensorCores: false,
+    // f16/bf16 tensors work, but the CPU computes them in f32: no native arithmetic.
+    fp16: false,
+    bf16: false,
+  };
+}
+
+/** The BLAS for the products, or undefined (logged at debug: switched off, or none found). */
+function openBlasEngine(logger: Logger | undefined): Blas | undefined {
+  if (!blasEnabled()) {
+    logger?.debug('cpu: GPUCOMPUTE_BLAS=0, products on the built-in kernels');
+    return undefined;
+  }
+  try {
+    const blas = Blas.open();
+    logger?.debug(`cpu: products through ${blas.vendor} (${blas.path}, ${blas.threads ?? '?'} threads)`);
+    return blas;
+  } catch (err) {
+    logger?.debug(`cpu: no BLAS, products on the built-in kernels (${err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err)})`);
+    return undefined;
+  }
+}
+
 export class CpuBackend implements Backend {
   readonly kind = 'cpu' as const;
   readonly unsupported = CPU_UNSUPPORTED;
@@ -61,25 +100,16 @@ export class CpuBackend implements Backend {
   private nextStreamId = 1;
   private stream: BackendStream = { id: 0 };
 
+  /** The machine's BLAS, which runs the products; undefined without one (or with GPUCOMPUTE_BLAS=0). */
+  readonly #blas: Blas | undefined;
+
   constructor(options: CpuBackendOptions = {}) {
     this.limitBytes = options.poolLimitBytes;
+    this.#blas = openBlasEngine(options.logger);
   }
 
   info(): DeviceInfo {
-    const cores = cpus();
-    return {
-      backend: 'cpu',
-      platform: `CPU (${process.platform} ${process.arch}, Node ${process.versions.node})`,
-      deviceName: cores[0]?.model.trim() || `${process.arch} CPU`,
-      ordinal: 0,
-      totalMemory: totalmem(),
-      freeMemory: freemem(),
-      multiprocessorCount: availableParallelism(),
-      tensorCores: false,
-      // f16/bf16 tensors work, but the CPU computes them in f32: no native arithmetic.
-      fp16: false,
-      bf16: false,
-    };
+    return cpuDeviceInfo();
   }
 
   alloc(byteLength: number): BackendBuffer {
@@ -175,7 +205,8 @@ export class CpuBackend implements Backend {
   }
 
   matmul(params: MatmulParams): void {
-    cpuMatmul(params, matmulIO);
+    if (this.#blas) blasMatmul(this.#blas, params);
+    else cpuMatmul(params, matmulIO);
   }
 
   attention(params: AttentionParams): void {

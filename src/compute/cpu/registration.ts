@@ -1,7 +1,9 @@
 /** The CPU backend's registration: always available, every op, the reference meaning. */
 import { availableParallelism, cpus, freemem, totalmem } from 'node:os';
 import { BackendUnavailableError, plural, type BackendProbe, type BackendRegistration } from '../backend/registration.js';
-import { CpuBackend } from './cpu-backend.js';
+import { probeBlas, type BlasProbe } from '../../blas/probe.js';
+import { blasEnabled } from './blas-matmul.js';
+import { CpuBackend, cpuDeviceInfo } from './cpu-backend.js';
 import { CPU_UNSUPPORTED } from './support.js';
 import { bytes } from '../core/units.js';
 
@@ -14,6 +16,8 @@ export interface CpuProbe extends BackendProbe {
   cores: number;
   memoryTotal: number;
   memoryFree: number;
+  /** The BLAS that runs the products (GPUCOMPUTE_BLAS=0 switches it off). */
+  blas: BlasProbe & { enabled: boolean };
 }
 
 /** The CPU: its model, cores and memory. */
@@ -25,6 +29,7 @@ export function probeCpu(): CpuProbe {
     cores: availableParallelism(),
     memoryTotal: totalmem(),
     memoryFree: freemem(),
+    blas: { ...probeBlas(), enabled: blasEnabled() },
   };
 }
 
@@ -33,13 +38,19 @@ export const cpuRegistration: BackendRegistration<'cpu', CpuProbe> = {
   title: 'CPU',
   hostDevice: true,
   unsupported: CPU_UNSUPPORTED,
-  probe: () => ({ backend: probeCpu(), devices: [{ info: new CpuBackend().info() }] }),
+  probe: () => ({ backend: probeCpu(), devices: [{ info: cpuDeviceInfo() }] }),
   describe: (cpu) => ({
     summary: `${plural(cpu.cores, 'core')}, ${cpu.model}, ${bytes(cpu.memoryTotal)} memory (${bytes(cpu.memoryFree)} free)`,
-    details: [],
+    details: [blasLine(cpu.blas)],
   }),
-  async open({ device, poolLimitBytes }) {
+  async open({ device, poolLimitBytes, logger }) {
     if (device !== 0) throw new BackendUnavailableError('cpu', `the CPU backend has one device (0), not device ${device}`);
-    return new CpuBackend(poolLimitBytes === undefined ? {} : { poolLimitBytes });
+    return new CpuBackend({ logger, ...(poolLimitBytes === undefined ? {} : { poolLimitBytes }) });
   },
 };
+
+function blasLine(blas: CpuProbe['blas']): string {
+  if (!blas.found) return `products on the built-in kernels: ${blas.reason ?? 'no BLAS'} (set GPUCOMPUTE_LIBBLAS to a library's path)`;
+  const what = `${blas.vendor}${blas.version ? ` ${blas.version}` : ''} from ${blas.path}`;
+  return blas.enabled ? `products through ${what}, ${blas.threads ?? '?'} threads` : `BLAS ${what} switched off (GPUCOMPUTE_BLAS=0)`;
+}

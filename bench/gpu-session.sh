@@ -2,7 +2,9 @@
 # One GPU-machine session, in the order METHOD.md asks for: correctness first (every GPU test,
 # the demo, compute-sanitizer over every compute kernel), then the benchmarks with their anchors.
 # Run from the project root on a machine where `.device-pack/` was carried:
-#   bash bench/gpu-session.sh checks|bench|all      (logs go to $OUT, default ./bench/results)
+#   bash bench/gpu-session.sh tests|sanitize|checks|bench|all [bench names]   (logs go to $OUT, default ./bench/results)
+# tests: every GPU test and the conformance suite on every present backend, the demo and the example;
+# sanitize: compute-sanitizer over every kernel; checks: both; bench: the benchmarks (all, or those named).
 set -uo pipefail
 part=${1:-all}
 out=${OUT:-bench/results}
@@ -13,7 +15,7 @@ export PYTHONUNBUFFERED=1
 export GPUCOMPUTE_CACHE_DIR=${GPUCOMPUTE_CACHE_DIR:-/tmp/gpucompute-cache}
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv | tee "$out/gpu.txt"
 
-sanitize() {  # tool, log name, script and its arguments
+sanitizer() {  # tool, log name, script and its arguments
   local tool=$1 name=$2
   shift 2
   local extra=()
@@ -28,19 +30,22 @@ precompile() {
   wait
 }
 
-checks() {
+tests() {
   tsx src/cli/main.ts info 2>&1 | tee "$out/info.txt"
   precompile
-  vitest run --project gpu 2>&1 | tee "$out/gpu-tests.log"
+  vitest run --project gpu --project conformance 2>&1 | tee "$out/gpu-tests.log"
   tsx demo/main.ts 2>&1 | tee "$out/demo.log"
   tsx examples/hybrid-trainer.ts 2>&1 | tee "$out/hybrid-trainer.log"
-  sanitize memcheck compute-memcheck test/gpu/compute/exercise-kernels.ts
-  sanitize racecheck compute-racecheck test/gpu/compute/exercise-kernels.ts --shared-memory-only
-  sanitize memcheck attention-memcheck test/gpu/attention/sanitize.ts --defaults
-  sanitize racecheck attention-racecheck test/gpu/attention/sanitize.ts --defaults
-  sanitize memcheck gru-memcheck test/gpu/gru/sanitize.ts fused steps persistent
-  sanitize racecheck gru-racecheck test/gpu/gru/sanitize.ts fused steps persistent
-  sanitize memcheck svd-memcheck test/gpu/svd/sanitize.ts
+}
+
+sanitize() {
+  sanitizer memcheck compute-memcheck test/gpu/compute/exercise-kernels.ts
+  sanitizer racecheck compute-racecheck test/gpu/compute/exercise-kernels.ts --shared-memory-only
+  sanitizer memcheck attention-memcheck test/gpu/attention/sanitize.ts --defaults
+  sanitizer racecheck attention-racecheck test/gpu/attention/sanitize.ts --defaults
+  sanitizer memcheck gru-memcheck test/gpu/gru/sanitize.ts fused steps persistent
+  sanitizer racecheck gru-racecheck test/gpu/gru/sanitize.ts fused steps persistent
+  sanitizer memcheck svd-memcheck test/gpu/svd/sanitize.ts
   # matmul: every kernel of the configuration sweep, in 12 shards side by side.
   for i in $(seq 0 11); do
     compute-sanitizer --tool racecheck --print-limit 20 node --import tsx test/gpu/matmul/sanitize.ts --shard "$i/12" > "$out/sanitizer-matmul-$i.log" 2>&1 &
@@ -50,15 +55,20 @@ checks() {
 }
 
 bench() {
-  for b in launch ops matmul attention gru svd; do
+  local names=("$@")
+  [ ${#names[@]} -gt 0 ] || names=(launch ops matmul attention gru svd)
+  for b in "${names[@]}"; do
     [ -f "bench/$b.ts" ] && tsx "bench/$b.ts" 2>&1 | tee "$out/bench-$b.log"
   done
   cp bench/results/*.json bench/results/*.svg "$out/" 2>/dev/null || true
 }
 
+shift || true
 case "$part" in
-  checks) checks ;;
-  bench) bench ;;
-  all) checks; bench ;;
-  *) echo "usage: bash bench/gpu-session.sh checks|bench|all" >&2; exit 2 ;;
+  tests) tests ;;
+  sanitize) sanitize ;;
+  checks) tests; sanitize ;;
+  bench) bench "$@" ;;
+  all) tests; sanitize; bench ;;
+  *) echo "usage: bash bench/gpu-session.sh tests|sanitize|checks|bench|all [bench names]" >&2; exit 2 ;;
 esac

@@ -214,7 +214,7 @@ export class CpuBackend implements Backend {
   }
 
   gruRecurrence(params: GruRecurrenceParams): void {
-    gruRecurrence(params);
+    gruRecurrence(params, (product) => this.matmul(product));
   }
 
   synchronize(): void {

@@ -26,12 +26,17 @@ import type { MatmulParams } from '../core/matmul-plan.js';
 import { resolvePoolLimit } from '../core/pool-limit.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
+import { AutotuneStore } from '../gpu/autotune.js';
 import { MemoryPool, type PoolStrategy } from '../gpu/memory-pool.js';
 import type { WebGpuAdapterInfo, WebGpuAdapterOptions } from './adapter.js';
 import { CommandBatch } from './command-batch.js';
 import type { DawnImporter } from './dawn.js';
 import { Dispatcher } from './dispatcher.js';
+import { webgpuAttention } from './attention.js';
 import * as elementwise from './elementwise.js';
+import { GpuTimer } from './gpu-timer.js';
+import { webgpuGruRecurrence } from './gru.js';
+import { webgpuMatmul } from './matmul.js';
 import type { WebGpuOpContext, WebGpuScratch } from './op-context.js';
 import { dropout, random } from './random.js';
 import { Readback } from './readback.js';
@@ -65,6 +70,8 @@ export interface WebGpuBackendOptions extends Omit<WebGpuAdapterOptions, 'import
   logger?: Logger;
   /** Longest synchronous wait (`toArraySync`, `synchronize`) in ms before a timeout error; default 120 000. */
   syncTimeoutMs?: number;
+  /** Where the matmul autotuner keeps its choices; default the process-wide store beside the kernel cache. */
+  autotuneStore?: AutotuneStore;
   /** Use subgroup operations where the adapter has them (default true; false takes the workgroup-memory paths). */
   subgroups?: boolean;
   /** @internal Replaces `import('webgpu')` (tests of the missing-package error). */
@@ -90,6 +97,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
       logger: options.logger,
       syncTimeoutMs: timeout,
       ordinal: options.device ?? 0,
+      autotune: options.autotuneStore ?? AutotuneStore.shared(),
     });
   } catch (err) {
     dev.destroy();
@@ -106,6 +114,9 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
   readonly pool: MemoryPool<WebGpuStream>;
   readonly subgroupSize: number | undefined;
   readonly logger: Logger | undefined;
+  readonly timer: GpuTimer | undefined;
+  readonly autotune: AutotuneStore;
+  readonly deviceKey: string;
   readonly #segments: WebGpuSegments;
   readonly #readback: Readback;
   readonly #streams: WebGpuStream[] = [{ id: 0 }];
@@ -124,6 +135,7 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
       logger: Logger | undefined;
       syncTimeoutMs: number;
       ordinal: number;
+      autotune: AutotuneStore;
     },
   ) {
     this.dev = dev;
@@ -140,6 +152,9 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
       ...(options.limitBytes === undefined ? {} : { limitBytes: options.limitBytes }),
     });
     this.#readback = new Readback(dev, this.batch);
+    this.timer = dev.pump.canWait ? new GpuTimer(dev, this.batch, this.#readback, options.syncTimeoutMs) : undefined;
+    this.autotune = options.autotune;
+    this.deviceKey = `webgpu ${dev.adapterInfo.backendType} ${dev.adapterInfo.description || dev.adapterInfo.device}`;
   }
 
   /** The adapter: vendor, architecture, backend type, features and limits. */
@@ -311,20 +326,17 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
 
   matmul(params: MatmulParams): void {
     this.#begin('matmul');
-    void params;
-    throw new UnsupportedOperationError('matmul', 'webgpu', 'not yet');
+    webgpuMatmul(this, params);
   }
 
   attention(params: AttentionParams): void {
     this.#begin('attention');
-    void params;
-    throw new UnsupportedOperationError('attention', 'webgpu', 'not yet');
+    webgpuAttention(this, params);
   }
 
   gruRecurrence(params: GruRecurrenceParams): void {
     this.#begin('gru');
-    void params;
-    throw new UnsupportedOperationError('gru', 'webgpu', 'not yet');
+    webgpuGruRecurrence(this, params);
   }
 
   // ------------------------------------------------------------ sync, streams, lifetime
@@ -374,6 +386,7 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     } finally {
       this.pool.dispose();
       this.#segments.dispose();
+      this.timer?.dispose();
       this.#readback.dispose();
       this.batch.dispose();
       this.dev.destroy();

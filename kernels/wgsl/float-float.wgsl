@@ -59,6 +59,7 @@ fn ff_sqrt(a: vec2<f32>) -> vec2<f32> {
 
 const FF_LN2: vec2<f32> = vec2<f32>(0.693147182464599609375, -1.9046542121259336e-09);
 const FF_PI_4: vec2<f32> = vec2<f32>(0.785398185253143310546875, -2.1855694143368964e-08);
+const FF_NEG_SIXTH: vec2<f32> = vec2<f32>(-0.1666666716337204, 4.967053879312289e-09);
 const FF_SQRT1_2: vec2<f32> = vec2<f32>(0.707106769084930419921875, 1.2101617485882343e-08);
 
 // ln(u) for 0 < u < 1 given as hi + lo: u = m * 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s),
@@ -87,11 +88,13 @@ fn ff_cos_sin_turn(t: vec2<f32>) -> array<vec2<f32>, 2> {
   let k = floor(t8.x + 0.5);
   let f = two_sum(t8.x - k, t8.y);
   let r = ff_mul(f, FF_PI_4);
-  let z = r.x * r.x;
-  let sin_tail = r.x * z * (-0.16666666666666667 + z * (0.0083333333333333333 + z * (-0.00019841269841269841 + z * (2.7557319223985891e-06 + z * -2.5052108385441719e-08))));
-  let cos_tail = z * (-0.5 + z * (0.041666666666666667 + z * (-0.0013888888888888889 + z * (2.4801587301587302e-05 + z * (-2.7557319223985891e-07 + z * 2.0876756987868099e-09)))));
-  let sr = ff_add(r, vec2<f32>(sin_tail, 0.0));
-  let cr = qts(1.0, cos_tail);
+  // The terms above 1% of the result in float-float (r, r^3 / 6, r^2 / 2), the rest in f32.
+  let r2 = ff_mul(r, r);
+  let z = r2.x;
+  let sin_tail = r.x * z * z * (0.0083333333333333333 + z * (-0.00019841269841269841 + z * (2.7557319223985891e-06 + z * -2.5052108385441719e-08)));
+  let cos_tail = z * z * (0.041666666666666667 + z * (-0.0013888888888888889 + z * (2.4801587301587302e-05 + z * (-2.7557319223985891e-07 + z * 2.0876756987868099e-09))));
+  let sr = ff_add(ff_add(r, ff_mul(ff_mul(r2, r), FF_NEG_SIXTH)), vec2<f32>(sin_tail, 0.0));
+  let cr = ff_add(ff_add(vec2<f32>(1.0, 0.0), r2 * -0.5), vec2<f32>(cos_tail, 0.0));
   // cos/sin of k eighths of a turn, k in 0..8, as (c, s) with entries 0, +-1 or +-sqrt(1/2).
   let oct = u32(k) & 7u;
   var c = vec2<f32>(0.0, 0.0);

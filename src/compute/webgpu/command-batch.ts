@@ -18,6 +18,15 @@ export const PARAM_WINDOW = 256;
 /** Dispatches per batch before it is submitted anyway (GPU work starts while the host records more). */
 const MAX_DISPATCHES = 1024;
 
+/**
+ * How an error met at a submit is attributed: the operation that submitted and the ops recorded
+ * in the batch. Dawn drops a command buffer it refuses whole, so none of them ran.
+ */
+export function batchLabel(op: string, ops: readonly string[]): string {
+  const others = ops.filter((o) => o !== op);
+  return others.length === 0 ? op : `${op} (submitting ${others.join(', ')}; a refused batch runs none of them)`;
+}
+
 /** The open batch of recorded work. */
 export class CommandBatch {
   readonly #dev: WebGpuDevice;

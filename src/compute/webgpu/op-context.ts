@@ -4,9 +4,11 @@
  */
 import type { DType } from '../core/dtype.js';
 import type { Logger } from '../core/logger.js';
+import type { AutotuneStore } from '../gpu/autotune.js';
 import type { TensorView } from '../core/view.js';
 import type { CommandBatch } from './command-batch.js';
 import type { Dispatcher, Groups } from './dispatcher.js';
+import type { GpuTimer } from './gpu-timer.js';
 import type { WebGpuDevice } from './webgpu-device.js';
 import type { KernelSpec } from './wgsl.js';
 
@@ -26,6 +28,12 @@ export interface WebGpuOpContext {
   /** The subgroup size the row kernels may shuffle in (see `team.ts`), or undefined for none. */
   readonly subgroupSize: number | undefined;
   readonly logger: Logger | undefined;
+  /** Times recorded work; undefined where the device cannot be waited for synchronously. */
+  readonly timer: GpuTimer | undefined;
+  /** Where the matmul autotuner keeps its choices. */
+  readonly autotune: AutotuneStore;
+  /** Names the device in autotune records (backend type and adapter). */
+  readonly deviceKey: string;
   /** `bytes` of device memory for one op. */
   scratch(bytes: number): WebGpuScratch;
 }

@@ -7,7 +7,7 @@
  * class for reuse. Copies move whole 4-byte words, so a 16-bit view at an odd element is read
  * from the word before it and trimmed on the host.
  */
-import type { CommandBatch } from './command-batch.js';
+import { batchLabel, type CommandBatch } from './command-batch.js';
 import type { WebGpuDevice } from './webgpu-device.js';
 import { WebGpuDeviceLostError, WebGpuError, WebGpuTimeoutError } from './webgpu-errors.js';
 
@@ -101,7 +101,7 @@ export class Readback {
     const staging = this.#acquire(size);
     this.#batch.encoder(op).copyBufferToBuffer(source, start, staging, 0, size);
     const ops = this.#batch.flush();
-    this.#dev.check(ops.length > 1 ? `${op} (after ${ops.slice(0, -1).join(', ')})` : op);
+    this.#dev.check(batchLabel(op, ops));
     return { staging, skip: byteOffset - start };
   }
 

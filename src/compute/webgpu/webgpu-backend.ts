@@ -29,7 +29,7 @@ import type { BackendBuffer, TensorView } from '../core/view.js';
 import { AutotuneStore } from '../gpu/autotune.js';
 import { MemoryPool, type PoolStrategy } from '../gpu/memory-pool.js';
 import type { WebGpuAdapterInfo, WebGpuAdapterOptions } from './adapter.js';
-import { CommandBatch } from './command-batch.js';
+import { batchLabel, CommandBatch } from './command-batch.js';
 import type { DawnImporter } from './dawn.js';
 import { Dispatcher } from './dispatcher.js';
 import { webgpuAttention } from './attention.js';
@@ -403,7 +403,7 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
 
   #flush(op: string): void {
     const ops = this.batch.flush();
-    if (ops.length > 0) this.dev.check(`${op} (after ${ops.join(', ')})`);
+    if (ops.length > 0) this.dev.check(batchLabel(op, ops));
   }
 
   #requireWait(op: string): void {

@@ -30,8 +30,10 @@ const ATTENTION_TOLERANCE = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 } as const;
 const GRU_BOUND = { f32: 2e-5, f16: 2e-3, bf16: 1.6e-2 } as const;
 
 describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
-  for (const c of attentionCases()) {
-    for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+  // Every case in f32; the 16-bit types (which only change loads and the output's rounding) on three.
+  const cases = attentionCases();
+  for (const [index, c] of cases.entries()) {
+    for (const dtype of index % 4 === 1 ? (['f32', 'f16', 'bf16'] as const) : (['f32'] as const)) {
       it(`${describeAttentionCase(c)} ${dtype}`, () => {
         const { q, k, v } = attentionInputs(pair.webgpu, c, dtype);
         const { out, lse } = pair.webgpu.attention(q, k, v, { ...attentionOptions(c), returnLogSumExp: true });

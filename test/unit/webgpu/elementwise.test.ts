@@ -148,7 +148,8 @@ describe.skipIf(skipReason)(suite('WebGPU broadcasting binary ops'), () => {
   for (const dtype of [...FLOAT_DTYPES, 'i32'] as const) {
     it.each(Object.keys(BINARY) as BinaryOp[])(`%s (${dtype})`, async (op) => {
       if (dtype === 'i32' && op === 'div') return;
-      for (const [aShape, bShape, kind] of BROADCASTS) {
+      // Every broadcast kind for add; the dense and the general kind for the other ops (the kinds share the op's code).
+      for (const [aShape, bShape, kind] of BROADCASTS.filter(([, , k]) => op === 'add' || k === 'same' || k === 'general')) {
         expect(planBroadcast(op, aShape, bShape).kind).toBe(kind);
         const gen = (n: number) => (dtype === 'i32' ? randomValues(n, freshSeed(), 1e9).map(Math.trunc) : randomValues(n, freshSeed(), 2));
         const [a, ac] = twin(pair, gen(size(aShape)), aShape, dtype);

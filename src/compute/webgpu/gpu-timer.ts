@@ -34,13 +34,7 @@ export class GpuTimer {
    * one timed compute pass). Blocks until the device is done.
    */
   time(op: string, record: () => void): number {
-    if (!this.deviceClock) {
-      this.#readback.fence(op, this.#timeoutMs);
-      const start = performance.now();
-      record();
-      this.#readback.fence(op, this.#timeoutMs);
-      return performance.now() - start;
-    }
+    if (!this.deviceClock) return this.timeWall(op, record);
     const queries = this.#ensureQueries();
     // A batch that filled up mid-recording would end the timed pass early: start from an empty one.
     this.#batch.flush();
@@ -50,6 +44,18 @@ export class GpuTimer {
     const stamps = new BigUint64Array(2);
     this.#readback.read(op, queries.resolve, 0, new Uint8Array(stamps.buffer), this.#timeoutMs);
     return Number(stamps[1]! - stamps[0]!) / 1e6;
+  }
+
+  /**
+   * Milliseconds of host wall time from a synchronisation before `record` to one after it: for
+   * work a compute pass's timestamps do not see (buffer copies), best amortised over many calls.
+   */
+  timeWall(op: string, record: () => void): number {
+    this.#readback.fence(op, this.#timeoutMs);
+    const start = performance.now();
+    record();
+    this.#readback.fence(op, this.#timeoutMs);
+    return performance.now() - start;
   }
 
   dispose(): void {

@@ -35,6 +35,8 @@ export class Dispatcher {
   readonly #dev: WebGpuDevice;
   readonly #batch: CommandBatch;
   readonly #dir: string;
+  /** f16-only slots use native f16 storage (the device has shader-f16 and the backend allows it). */
+  readonly #nativeF16: boolean;
   readonly #layouts: { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout }[] = [];
   readonly #pipelines = new Map<string, Pipeline>();
   readonly #bindGroups = new Map<string, GPUBindGroup>();
@@ -46,10 +48,16 @@ export class Dispatcher {
   /** Pipelines built so far (tests and logs). */
   compiled = 0;
 
-  constructor(dev: WebGpuDevice, batch: CommandBatch, dir: string = defaultWgslDir()) {
+  constructor(dev: WebGpuDevice, batch: CommandBatch, nativeF16: boolean, dir: string = defaultWgslDir()) {
     this.#dev = dev;
     this.#batch = batch;
+    this.#nativeF16 = nativeF16 && dev.features.has('shader-f16');
     this.#dir = dir;
+  }
+
+  /** Whether f16 tensors use native f16 storage where their slot holds only f16. */
+  get nativeF16(): boolean {
+    return this.#nativeF16;
   }
 
   /** The largest workgroup count per grid dimension. */
@@ -120,7 +128,7 @@ export class Dispatcher {
     const { device } = this.#dev;
     const label = `${spec.op}: ${key}`;
     const mark = this.#dev.errorMark();
-    const module = device.createShaderModule({ code: composeWgsl(spec, slots, this.#dir), label });
+    const module = device.createShaderModule({ code: composeWgsl(spec, slots, this.#nativeF16, this.#dir), label });
     const pipeline = device.createComputePipeline({
       layout: this.#layout(slotCount).pipeline,
       compute: { module, entryPoint: 'main' },

@@ -72,6 +72,8 @@ export interface WebGpuBackendOptions extends Omit<WebGpuAdapterOptions, 'import
   syncTimeoutMs?: number;
   /** Where the matmul autotuner keeps its choices; default the process-wide store beside the kernel cache. */
   autotuneStore?: AutotuneStore;
+  /** Store f16 tensors natively where the adapter has shader-f16 (default true; false packs them in 32-bit words as bf16). */
+  shaderF16?: boolean;
   /** Use subgroup operations where the adapter has them (default true; false takes the workgroup-memory paths). */
   subgroups?: boolean;
   /** @internal Replaces `import('webgpu')` (tests of the missing-package error). */
@@ -92,6 +94,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
     const subgroupSize = options.subgroups === false ? undefined : await probeSubgroups(dev);
     return new WebGpuBackend(dev, {
       subgroupSize,
+      nativeF16: options.shaderF16 !== false,
       limitBytes,
       strategy: options.poolStrategy ?? 'best-fit',
       logger: options.logger,
@@ -130,6 +133,7 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     dev: WebGpuDevice,
     options: {
       subgroupSize: number | undefined;
+      nativeF16: boolean;
       limitBytes: number | undefined;
       strategy: PoolStrategy;
       logger: Logger | undefined;
@@ -145,7 +149,7 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     this.#current = this.#streams[0]!;
     this.subgroupSize = options.subgroupSize;
     this.batch = new CommandBatch(dev);
-    this.dispatcher = new Dispatcher(dev, this.batch);
+    this.dispatcher = new Dispatcher(dev, this.batch, options.nativeF16);
     this.#segments = new WebGpuSegments(dev, () => this.#flush('release'), (segment) => this.dispatcher.evict(segment));
     this.pool = new MemoryPool<WebGpuStream>(this.#segments, {
       strategy: options.strategy,

@@ -11,7 +11,10 @@
  *
  * Storage is 32-bit words: f16/bf16 elements are halves of a word, loaded by shift and stored
  * with atomicAnd/atomicOr (another invocation may write the other half at the same time), so a
- * slot holding a written 16-bit role is an `array<atomic<u32>>`.
+ * slot holding a written 16-bit role is an `array<atomic<u32>>`. Where the device has
+ * shader-f16, a slot whose roles are all f16 is an `array<f16>` instead: native 16-bit loads and
+ * stores (the values still come and go through f32, and the f32 → f16 rounding is still ours:
+ * WGSL leaves the rounding of its conversion open).
  *
  * Sources may hold `//#if NAME` / `//#else` / `//#endif` lines (NAME from the spec's flags,
  * `!NAME` negated) and `{{NAME}}` placeholders (from its constants).
@@ -110,23 +113,40 @@ export function preprocess(text: string, flags: Readonly<Record<string, boolean>
 
 const IS_16 = (d: DType) => d === 'f16' || d === 'bf16';
 
-/** Whether a slot must be atomic: it holds a 16-bit role that is written. */
-export function atomicSlots(spec: KernelSpec, slots: readonly number[]): boolean[] {
+/** How a slot's words are declared: plain 32-bit words, atomic ones, or f16 elements. */
+export type SlotKind = 'u32' | 'atomic' | 'f16';
+
+/**
+ * The kind of each slot: `f16` when native f16 storage is allowed and every role in it is f16,
+ * else `atomic` when it holds a written 16-bit role, else `u32`.
+ */
+export function slotKinds(spec: KernelSpec, slots: readonly number[], nativeF16 = false): SlotKind[] {
   const count = slots.reduce((m, s) => Math.max(m, s + 1), 0);
-  const atomic = new Array<boolean>(count).fill(false);
-  spec.roles.forEach((role, i) => {
-    if (role.write && IS_16(role.dtype)) atomic[slots[i]!] = true;
-  });
-  return atomic;
+  const kinds: SlotKind[] = [];
+  for (let s = 0; s < count; s++) {
+    const roles = spec.roles.filter((_, i) => slots[i] === s);
+    if (nativeF16 && roles.every((r) => r.dtype === 'f16')) kinds.push('f16');
+    else kinds.push(roles.some((r) => r.write && IS_16(r.dtype)) ? 'atomic' : 'u32');
+  }
+  return kinds;
 }
 
 /** The accessors of one role bound to `slot`. */
-function roleAccessors(role: KernelRole, slot: number, atomic: boolean): string {
+function roleAccessors(role: KernelRole, slot: number, kind: SlotKind): string {
   const r = role.name;
   const buf = `S${slot}`;
-  const load = (w: string) => (atomic ? `atomicLoad(&${buf}[${w}])` : `${buf}[${w}]`);
+  const load = (w: string) => (kind === 'atomic' ? `atomicLoad(&${buf}[${w}])` : `${buf}[${w}]`);
   const lines: string[] = [];
-  if (IS_16(role.dtype)) {
+  if (kind === 'f16') {
+    // Element bits through a vec2<f16> pair (bitcasts move bits, conversions would round).
+    lines.push(`fn bits_${r}(i: u32) -> u32 { return bitcast<u32>(vec2<f16>(${buf}[P.o_${r} + i], 0.0h)); }`);
+    if (role.write) {
+      lines.push(
+        `fn stbits_${r}(i: u32, b: u32) { ${buf}[P.o_${r} + i] = bitcast<vec2<f16>>(b).x; }`,
+        `fn stbits2_${r}(i: u32, b0: u32, b1: u32) { stbits_${r}(i, b0); stbits_${r}(i + 1u, b1); }`,
+      );
+    }
+  } else if (IS_16(role.dtype)) {
     lines.push(`fn bits_${r}(i: u32) -> u32 { let e = P.o_${r} + i; return (${load('e >> 1u')} >> ((e & 1u) << 4u)) & 0xffffu; }`);
     if (role.write) {
       lines.push(
@@ -139,12 +159,13 @@ function roleAccessors(role: KernelRole, slot: number, atomic: boolean): string 
   } else {
     lines.push(`fn bits_${r}(i: u32) -> u32 { return ${load(`P.o_${r} + i`)}; }`);
     if (role.write) {
-      const store = atomic ? `atomicStore(&${buf}[P.o_${r} + i], b);` : `${buf}[P.o_${r} + i] = b;`;
+      const store = kind === 'atomic' ? `atomicStore(&${buf}[P.o_${r} + i], b);` : `${buf}[P.o_${r} + i] = b;`;
       lines.push(`fn stbits_${r}(i: u32, b: u32) { ${store} }`, `fn stbits2_${r}(i: u32, b0: u32, b1: u32) { stbits_${r}(i, b0); stbits_${r}(i + 1u, b1); }`);
     }
   }
   const decode = { f32: 'bitcast<f32>(b)', f16: 'f16_to_f32(b)', bf16: 'bf16_to_f32(b)', i32: 'i32_to_f32(bitcast<i32>(b))' }[role.dtype];
-  lines.push(`fn ld_${r}(i: u32) -> f32 { let b = bits_${r}(i); return ${decode}; }`);
+  if (kind === 'f16') lines.push(`fn ld_${r}(i: u32) -> f32 { return f32(${buf}[P.o_${r} + i]); }`);
+  else lines.push(`fn ld_${r}(i: u32) -> f32 { let b = bits_${r}(i); return ${decode}; }`);
   if (role.dtype === 'i32') lines.push(`fn ldi_${r}(i: u32) -> i32 { return bitcast<i32>(bits_${r}(i)); }`);
   if (role.write) {
     const encode = { f32: 'bitcast<u32>(v)', f16: 'f32_to_f16(v)', bf16: 'f32_to_bf16(v)', i32: 'bitcast<u32>(f32_to_i32(v))' }[role.dtype];
@@ -167,18 +188,21 @@ export function uniformFields(spec: KernelSpec): (readonly [string, ParamType])[
 
 /**
  * The module text of `spec` with its roles bound to `slots` (slot index per role, slots
- * numbered from 0 in order of first use); the uniform is binding `slots.length`'s maximum + 1.
+ * numbered from 0 in order of first use); the uniform is the binding after the last slot.
+ * `nativeF16`: the device has shader-f16 and f16-only slots may use it.
  */
-export function composeWgsl(spec: KernelSpec, slots: readonly number[], dir: string = defaultWgslDir()): string {
-  const atomic = atomicSlots(spec, slots);
+export function composeWgsl(spec: KernelSpec, slots: readonly number[], nativeF16 = false, dir: string = defaultWgslDir()): string {
+  const kinds = slotKinds(spec, slots, nativeF16);
   const fields = uniformFields(spec);
   if (fields.length > MAX_UNIFORM_FIELDS) throw new Error(`${spec.key}: ${fields.length} uniform fields, at most ${MAX_UNIFORM_FIELDS}`);
   const parts: string[] = [];
+  if (kinds.includes('f16')) parts.push('enable f16;');
   if (spec.subgroups) parts.push('enable subgroups;');
   parts.push(`struct Params {\n${fields.map(([n, t]) => `  ${n}: ${t},`).join('\n')}\n}`);
-  parts.push(`@group(0) @binding(${atomic.length}) var<uniform> P: Params;`);
-  atomic.forEach((a, s) => parts.push(`@group(0) @binding(${s}) var<storage, read_write> S${s}: array<${a ? 'atomic<u32>' : 'u32'}>;`));
-  spec.roles.forEach((role, i) => parts.push(roleAccessors(role, slots[i]!, atomic[slots[i]!]!)));
+  parts.push(`@group(0) @binding(${kinds.length}) var<uniform> P: Params;`);
+  const element: Record<SlotKind, string> = { u32: 'u32', atomic: 'atomic<u32>', f16: 'f16' };
+  kinds.forEach((kind, s) => parts.push(`@group(0) @binding(${s}) var<storage, read_write> S${s}: array<${element[kind]}>;`));
+  spec.roles.forEach((role, i) => parts.push(roleAccessors(role, slots[i]!, kinds[slots[i]!]!)));
   const flags = spec.flags ?? {};
   const consts = spec.consts ?? {};
   for (const file of [...PRELUDE, ...spec.files]) parts.push(preprocess(readSource(dir, file), flags, consts, file));

@@ -150,7 +150,8 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     this.subgroupSize = options.subgroupSize;
     this.batch = new CommandBatch(dev);
     this.dispatcher = new Dispatcher(dev, this.batch, options.nativeF16);
-    this.#segments = new WebGpuSegments(dev, () => this.#flush('release'), (segment) => this.dispatcher.evict(segment));
+    // Errors of a flush made to release memory surface at the next op (release runs inside dispose too).
+    this.#segments = new WebGpuSegments(dev, () => this.batch.flush(), (segment) => this.dispatcher.evict(segment));
     this.pool = new MemoryPool<WebGpuStream>(this.#segments, {
       strategy: options.strategy,
       ...(options.limitBytes === undefined ? {} : { limitBytes: options.limitBytes }),
@@ -361,7 +362,8 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
   /** Submits the work recorded so far without waiting for it (the GPU starts while the host goes on). */
   flush(): void {
     this.#begin('flush');
-    this.#flush('flush');
+    const ops = this.batch.flush();
+    if (ops.length > 0) this.dev.check(batchLabel('flush', ops));
   }
 
   createStream(): BackendStream {
@@ -386,9 +388,9 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     if (this.#disposed) return;
     this.#disposed = true;
     try {
-      if (!this.dev.lost) this.batch.flush();
-    } finally {
+      // Submits what is recorded (the pool's synchronize), then destroys the segments.
       this.pool.dispose();
+    } finally {
       this.#segments.dispose();
       this.timer?.dispose();
       this.#readback.dispose();
@@ -403,11 +405,6 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
   #begin(op: string): void {
     if (this.#disposed) throw new DisposedError('The WebGPU backend');
     this.dev.check(op);
-  }
-
-  #flush(op: string): void {
-    const ops = this.batch.flush();
-    if (ops.length > 0) this.dev.check(batchLabel(op, ops));
   }
 
   #requireWait(op: string): void {

@@ -1,10 +1,13 @@
 // Scaled dot-product attention forward, softmax(scale * q k^T + mask) v, by blocks with an online
 // softmax (no Sq x Sk matrix): a workgroup takes BQ query rows of one (batch, head) and walks the
 // keys in blocks of BKV staged through workgroup memory (K, then V in the same buffer). TPR
-// invocations share a row: each scores BKV / TPR keys against the whole row of q, every one of
-// them then reads the row's BKV scores to update the row's running maximum m and sum l, and owns
-// D / TPR of the output columns. Rows in workgroup memory are padded to D + 1 words so the
-// invocations of a row, which read different keys at the same column, hit different banks.
+// invocations share a row. Per block: each scores its BKV / TPR keys against the row of q (one
+// q value read per column, reused for all its keys); every one of them reads the row's BKV scores
+// for the block maximum (no reduction across invocations) and turns its own scores into
+// probabilities e^(s - m); then each accumulates its D / TPR output columns over the block's
+// values, summing the row's probabilities as it goes. Rows in workgroup memory are padded to
+// D + 1 words so the invocations of a row, which read different keys at the same column, hit
+// different banks.
 // GQA: head h reads key/value head h / (Hq / Hkv). CAUSAL: query i sees keys 0..i (aligned top
 // left); LENGTHS: keys at or after clamp(len[b], 0, Sk) are masked. A row that sees no key gets
 // 0 and a log-sum-exp of -inf (LSE writes it).
@@ -21,6 +24,7 @@ const DPT: u32 = (D + TPR - 1u) / TPR;
 var<workgroup> Qs: array<f32, BQ * DP>;
 var<workgroup> KV: array<f32, BKV * DP>;
 var<workgroup> S: array<f32, BQ * BKV>;
+var<workgroup> Pr: array<f32, BQ * BKV>;
 var<workgroup> valid_keys: u32;
 
 @compute @workgroup_size({{BQ}} * {{TPR}})
@@ -70,13 +74,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         KV[j * DP + d] = select(0.0, ld_k(kv_base + (k0 + j) * D + d), k0 + j < key_end);
       }
       workgroupBarrier();
+      var dots: array<f32, KPT>;
+      for (var c = 0u; c < KPT; c++) {
+        dots[c] = 0.0;
+      }
+      for (var d = 0u; d < D; d++) {
+        let q = Qs[row * DP + d];
+        for (var c = 0u; c < KPT; c++) {
+          dots[c] = fma(q, KV[(lane + c * TPR) * DP + d], dots[c]);
+        }
+      }
       for (var c = 0u; c < KPT; c++) {
         let j = lane + c * TPR;
-        var dot = 0.0;
-        for (var d = 0u; d < D; d++) {
-          dot = fma(Qs[row * DP + d], KV[j * DP + d], dot);
-        }
-        S[row * BKV + j] = select(-f32_inf(), dot * P.scale, k0 + j < row_end);
+        S[row * BKV + j] = select(-f32_inf(), dots[c] * P.scale, k0 + j < row_end);
       }
       workgroupBarrier();
       for (var idx = tid; idx < BKV * D; idx += T) {
@@ -84,7 +94,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let d = idx % D;
         KV[j * DP + d] = select(0.0, ld_v(kv_base + (k0 + j) * D + d), k0 + j < key_end);
       }
-      workgroupBarrier();
       // Every invocation of the row reads the row's scores: no reduction across invocations.
       var block_max = -f32_inf();
       for (var j = 0u; j < BKV; j++) {
@@ -92,15 +101,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         block_max = select(block_max, s, s > block_max);
       }
       let m_new = max(m, block_max);
-      if (live && m_new > -f32_inf()) {
+      // Nothing seen yet (every key so far masked): no probabilities, the state stays empty.
+      let seen = m_new > -f32_inf();
+      for (var c = 0u; c < KPT; c++) {
+        let j = lane + c * TPR;
+        let s = S[row * BKV + j];
+        Pr[row * BKV + j] = select(0.0, exp_acc(s - m_new), seen && bitcast<u32>(s) != 0xff800000u);
+      }
+      workgroupBarrier();
+      if (live && seen) {
         let rescale = select(exp_acc(m - m_new), 0.0, m == -f32_inf());
         l = l * rescale;
         for (var c = 0u; c < DPT; c++) {
           acc[c] = acc[c] * rescale;
         }
         for (var j = 0u; j < BKV; j++) {
-          let s = S[row * BKV + j];
-          let p = select(exp_acc(s - m_new), 0.0, bitcast<u32>(s) == 0xff800000u);
+          let p = Pr[row * BKV + j];
           l = l + p;
           for (var c = 0u; c < DPT; c++) {
             let d = lane + c * TPR;

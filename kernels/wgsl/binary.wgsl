@@ -1,6 +1,7 @@
 // out = f(a, b) with NumPy broadcasting, by the plan's kind: SAME (both dense), SCALAR_A /
 // SCALAR_B (one element repeated), ROW_A / ROW_B (a [cols] row repeated over rows), GENERAL (up
-// to six dims with per-input strides, 0 on broadcast dims). Two outputs per invocation.
+// to six dims with per-input strides, 0 on broadcast dims). PAIRS (16-bit outputs): two outputs
+// per invocation, one 32-bit word; otherwise one.
 
 //#if INT
 fn op(a: i32, b: i32) -> i32 {
@@ -61,19 +62,23 @@ fn value(i: u32) -> f32 {
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let i = flat_id(wid, nwg, lid, 256u) * 2u;
+  let id = flat_id(wid, nwg, lid, 256u);
 //#if INT
-  if (i < P.n) {
-    sti_out(i, value(i));
-  }
-  if (i + 1u < P.n) {
-    sti_out(i + 1u, value(i + 1u));
+  if (id < P.n) {
+    sti_out(id, value(id));
   }
 //#else
+//#if PAIRS
+  let i = id * 2u;
   if (i + 1u < P.n) {
     st2_out(i, value(i), value(i + 1u));
   } else if (i < P.n) {
     st_out(i, value(i));
   }
+//#else
+  if (id < P.n) {
+    st_out(id, value(id));
+  }
+//#endif
 //#endif
 }

@@ -1,7 +1,8 @@
 /**
  * Attention forward on WebGPU: the blocked online-softmax kernel of `kernels/wgsl/attention.wgsl`
  * (no Sq x Sk matrix), specialised per head dim, with the block shape chosen so its workgroup
- * memory (a block of q rows, one of keys or values, the block's scores) fits the device.
+ * memory (a block of q rows, one of keys or values, the block's scores and probabilities) fits
+ * the device.
  */
 import type { AttentionParams } from '../core/attention-params.js';
 import type { TensorView } from '../core/view.js';
@@ -26,9 +27,9 @@ const BLOCKS: readonly AttentionBlock[] = [
   { bq: 8, bkv: 16, tpr: 8 },
 ];
 
-/** Workgroup bytes of a block for head dim d (rows padded to d + 1 words). */
+/** Workgroup bytes of a block for head dim d: q rows and key/value rows (padded to d + 1 words), scores, probabilities. */
 export function attentionBytes(block: AttentionBlock, d: number): number {
-  return 4 * ((block.bq + block.bkv) * (d + 1) + block.bq * block.bkv + 1);
+  return 4 * ((block.bq + block.bkv) * (d + 1) + 2 * block.bq * block.bkv + 1);
 }
 
 /** The first candidate that fits `maxBytes` of workgroup memory for head dim d. */

@@ -1,18 +1,30 @@
 /**
  * Elementwise ops on WebGPU: fill, copy, cast, unary ops and activations, their derivatives,
- * and broadcasting binary ops. Each kernel takes two elements per invocation (one 32-bit word of
- * a 16-bit output); the math is in `kernels/wgsl/math.wgsl`.
+ * and broadcasting binary ops; the math is in `kernels/wgsl/math.wgsl`. An invocation takes one
+ * element of a 32-bit output (neighbouring invocations, neighbouring words: fully coalesced) and
+ * two of a 16-bit one (one 32-bit word, stored whole).
  */
 import type { BroadcastPlan } from '../core/broadcast.js';
-import { dtypeSize, f32ToBf16Bits, f32ToF16Bits } from '../core/dtype.js';
+import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtype.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
 import type { TensorView } from '../core/view.js';
+import type { Groups } from './dispatcher.js';
 import { cachedSpec, groups1d, type WebGpuOpContext } from './op-context.js';
 import type { WebGpuBuffer } from './webgpu-memory.js';
 import type { KernelSpec } from './wgsl.js';
 
 const specs = new Map<string, KernelSpec>();
-const PER_GROUP = 512;
+const GROUP = 256;
+
+/** Whether an output dtype is written two elements per invocation. */
+function pairs(dtype: DType): boolean {
+  return dtype === 'f16' || dtype === 'bf16';
+}
+
+/** Workgroups for `n` outputs of `dtype`. */
+function groupsFor(ctx: WebGpuOpContext, n: number, dtype: DType): Groups {
+  return groups1d(ctx, pairs(dtype) ? Math.ceil(n / 2) : n, GROUP);
+}
 
 /** f(x) in WGSL, as a function body over `x` (leakyRelu's slope is `P.alpha`). */
 const UNARY_BODY: Record<UnaryOp, string> = {
@@ -71,10 +83,11 @@ export function fill(ctx: WebGpuOpContext, out: TensorView, value: number): void
   const spec = cachedSpec(specs, `fill|${out.dtype}`, () => ({
     op: 'fill',
     files: ['fill.wgsl'],
+    flags: { PAIRS: pairs(out.dtype) },
     roles: [{ name: 'out', dtype: out.dtype, write: true }],
     params: [['n', 'u32'], ['bits', 'u32']],
   }));
-  ctx.dispatcher.run(spec, [out], [out.size, fillBits(out.dtype, value)], groups1d(ctx, out.size, PER_GROUP));
+  ctx.dispatcher.run(spec, [out], [out.size, fillBits(out.dtype, value)], groupsFor(ctx, out.size, out.dtype));
 }
 
 /**
@@ -95,13 +108,14 @@ export function copy(ctx: WebGpuOpContext, dst: TensorView, src: TensorView): vo
   const spec = cachedSpec(specs, `copy|${src.dtype}`, () => ({
     op: 'copy',
     files: ['copy.wgsl'],
+    flags: { PAIRS: pairs(src.dtype) },
     roles: [
       { name: 'x', dtype: src.dtype },
       { name: 'out', dtype: src.dtype, write: true },
     ],
     params: [['n', 'u32']],
   }));
-  ctx.dispatcher.run(spec, [src, dst], [src.size], groups1d(ctx, src.size, PER_GROUP));
+  ctx.dispatcher.run(spec, [src, dst], [src.size], groupsFor(ctx, src.size, src.dtype));
 }
 
 /** out ← x converted (x and out differ in dtype). */
@@ -109,13 +123,14 @@ export function cast(ctx: WebGpuOpContext, x: TensorView, out: TensorView): void
   const spec = cachedSpec(specs, `cast|${x.dtype}|${out.dtype}`, () => ({
     op: 'cast',
     files: ['cast.wgsl'],
+    flags: { PAIRS: pairs(out.dtype) },
     roles: [
       { name: 'x', dtype: x.dtype },
       { name: 'out', dtype: out.dtype, write: true },
     ],
     params: [['n', 'u32']],
   }));
-  ctx.dispatcher.run(spec, [x, out], [x.size], groups1d(ctx, x.size, PER_GROUP));
+  ctx.dispatcher.run(spec, [x, out], [x.size], groupsFor(ctx, x.size, out.dtype));
 }
 
 export function unary(ctx: WebGpuOpContext, op: UnaryOp, x: TensorView, out: TensorView, alpha: number): void {
@@ -123,7 +138,7 @@ export function unary(ctx: WebGpuOpContext, op: UnaryOp, x: TensorView, out: Ten
   const spec = cachedSpec(specs, `unary|${op}|${x.dtype}`, () => ({
     op,
     files: ['math.wgsl', 'unary.wgsl'],
-    flags: { INT: int },
+    flags: { INT: int, PAIRS: pairs(out.dtype) },
     consts: int ? { EXPR: INT_UNARY[op]! } : ({ BODY: UNARY_BODY[op] } as Record<string, string>),
     roles: [
       { name: 'x', dtype: x.dtype },
@@ -131,13 +146,14 @@ export function unary(ctx: WebGpuOpContext, op: UnaryOp, x: TensorView, out: Ten
     ],
     params: [['n', 'u32'], ['alpha', 'f32']],
   }));
-  ctx.dispatcher.run(spec, [x, out], [x.size, alpha], groups1d(ctx, x.size, PER_GROUP));
+  ctx.dispatcher.run(spec, [x, out], [x.size, alpha], groupsFor(ctx, x.size, out.dtype));
 }
 
 export function activationGrad(ctx: WebGpuOpContext, op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha: number): void {
   const spec = cachedSpec(specs, `grad|${op}|${x.dtype}`, () => ({
     op,
     files: ['math.wgsl', 'activation-grad.wgsl'],
+    flags: { PAIRS: pairs(out.dtype) },
     consts: { BODY: GRAD_BODY[op] },
     roles: [
       { name: 'x', dtype: x.dtype },
@@ -146,7 +162,7 @@ export function activationGrad(ctx: WebGpuOpContext, op: ActivationGradOp, x: Te
     ],
     params: [['n', 'u32'], ['alpha', 'f32']],
   }));
-  ctx.dispatcher.run(spec, [x, dy, out], [x.size, alpha], groups1d(ctx, x.size, PER_GROUP));
+  ctx.dispatcher.run(spec, [x, dy, out], [x.size, alpha], groupsFor(ctx, x.size, out.dtype));
 }
 
 /** Dims 1..5 (padded with leading 1s), then the strides of a and b over dims 0..5 (padded with 0s). */
@@ -164,6 +180,7 @@ export function binary(ctx: WebGpuOpContext, op: BinaryOp, a: TensorView, b: Ten
     files: ['binary.wgsl'],
     flags: {
       INT: int,
+      PAIRS: pairs(out.dtype),
       GENERAL: kind === 'general',
       SAME: kind === 'same',
       SCALAR_A: kind === 'scalarA',
@@ -190,5 +207,5 @@ export function binary(ctx: WebGpuOpContext, op: BinaryOp, a: TensorView, b: Ten
   } else {
     values = [n, plan.outShape[plan.outShape.length - 1]!];
   }
-  ctx.dispatcher.run(spec, [a, b, out], values, groups1d(ctx, n, PER_GROUP));
+  ctx.dispatcher.run(spec, [a, b, out], values, groupsFor(ctx, n, out.dtype));
 }

@@ -73,7 +73,7 @@ export interface WebGpuAdapterOptions {
   /** Only this native API. Default: the platform's (see the file comment). */
   requireBackend?: WebGpuBackendType;
   /** Passed to `requestAdapter`. */
-  powerPreference?: GPUPowerPreference;
+  powerPreference?: 'low-power' | 'high-performance';
   /** The n-th adapter of {@link listWebGpuAdapters} (filtered by `requireBackend`); default: Dawn's choice. */
   device?: number;
   /** Dawn toggles to enable, e.g. `disable_robustness` (see Dawn's Toggles.cpp). */

@@ -10,6 +10,7 @@
  * parameter window with a dynamic offset.
  */
 import { dtypeSize } from '../core/dtype.js';
+import type { Logger } from '../core/logger.js';
 import type { TensorView } from '../core/view.js';
 import { PARAM_WINDOW, type CommandBatch } from './command-batch.js';
 import type { WebGpuDevice } from './webgpu-device.js';
@@ -37,6 +38,7 @@ export class Dispatcher {
   readonly #dir: string;
   /** f16-only slots use native f16 storage (the device has shader-f16 and the backend allows it). */
   readonly #nativeF16: boolean;
+  readonly #logger: Logger | undefined;
   readonly #layouts: { group: GPUBindGroupLayout; pipeline: GPUPipelineLayout }[] = [];
   readonly #pipelines = new Map<string, Pipeline>();
   readonly #bindGroups = new Map<string, GPUBindGroup>();
@@ -48,9 +50,10 @@ export class Dispatcher {
   /** Pipelines built so far (tests and logs). */
   compiled = 0;
 
-  constructor(dev: WebGpuDevice, batch: CommandBatch, nativeF16: boolean, dir: string = defaultWgslDir()) {
+  constructor(dev: WebGpuDevice, batch: CommandBatch, nativeF16: boolean, logger?: Logger, dir: string = defaultWgslDir()) {
     this.#dev = dev;
     this.#batch = batch;
+    this.#logger = logger;
     this.#nativeF16 = nativeF16 && dev.features.has('shader-f16');
     this.#dir = dir;
   }
@@ -127,6 +130,7 @@ export class Dispatcher {
     const slotCount = slots.reduce((m, s) => Math.max(m, s + 1), 0);
     const { device } = this.#dev;
     const label = `${spec.op}: ${key}`;
+    const start = performance.now();
     const mark = this.#dev.errorMark();
     const module = device.createShaderModule({ code: composeWgsl(spec, slots, this.#nativeF16, this.#dir), label });
     const pipeline = device.createComputePipeline({
@@ -137,6 +141,7 @@ export class Dispatcher {
     const errors = this.#dev.takeErrorsSince(mark);
     if (errors.length > 0) throw new WebGpuError(spec.op, errors[0]!.kind, `${errors[0]!.message}\n(kernel ${key})`);
     this.compiled++;
+    this.#logger?.debug(`webgpu: built ${key} in ${(performance.now() - start).toFixed(1)} ms`);
     const built: Pipeline = { pipeline, slots: slotCount, fieldTypes: uniformFields(spec).map(([, t]) => t) };
     this.#pipelines.set(key, built);
     return built;

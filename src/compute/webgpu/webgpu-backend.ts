@@ -149,7 +149,7 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     this.#current = this.#streams[0]!;
     this.subgroupSize = options.subgroupSize;
     this.batch = new CommandBatch(dev);
-    this.dispatcher = new Dispatcher(dev, this.batch, options.nativeF16);
+    this.dispatcher = new Dispatcher(dev, this.batch, options.nativeF16, options.logger);
     // Errors of a flush made to release memory surface at the next op (release runs inside dispose too).
     this.#segments = new WebGpuSegments(dev, () => this.batch.flush(), (segment) => this.dispatcher.evict(segment));
     this.pool = new MemoryPool<WebGpuStream>(this.#segments, {
@@ -160,6 +160,11 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     this.timer = dev.pump.canWait ? new GpuTimer(dev, this.batch, this.#readback, options.syncTimeoutMs) : undefined;
     this.autotune = options.autotune;
     this.deviceKey = `webgpu ${dev.adapterInfo.backendType} ${dev.adapterInfo.description || dev.adapterInfo.device}`;
+    this.logger?.debug(
+      `webgpu: ${this.deviceKey}; features ${[...dev.features].join(', ') || 'none'}; ` +
+        `subgroup shuffles ${this.subgroupSize ?? 'off'}; f16 ${this.dispatcher.nativeF16 ? 'native' : 'packed'}; ` +
+        `synchronous waits ${dev.pump.canWait ? 'available' : 'unavailable'}`,
+    );
   }
 
   /** The adapter: vendor, architecture, backend type, features and limits. */

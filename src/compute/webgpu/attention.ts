@@ -65,6 +65,8 @@ export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void 
   const views: TensorView[] = [p.q, p.k, p.v, ...(lengths ? [p.keyLengths!] : []), p.out, ...(lse ? [p.lse!] : [])];
   const max = ctx.dispatcher.maxGroups;
   const groups = [Math.ceil(p.seqQ / block.bq), p.heads, Math.min(p.batch, max)] as const;
-  if (groups[0] > max || groups[1] > max) throw new RangeError(`attention: ${p.seqQ} queries x ${p.heads} heads exceed the grid limit ${max}`);
+  if (groups[0] > max || groups[1] > max) {
+    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${Math.ceil(p.seqQ / block.bq)} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
+  }
   ctx.dispatcher.run(spec, views, [p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.scale], groups);
 }

@@ -9,6 +9,7 @@ import type { TensorView } from '../core/view.js';
 import { cachedSpec, groups1d, type WebGpuOpContext } from './op-context.js';
 import { rowLaunch } from './rows.js';
 import { teamConfig } from './team.js';
+import { WebGpuCapabilityError } from './webgpu-errors.js';
 import type { KernelSpec } from './wgsl.js';
 
 const specs = new Map<string, KernelSpec>();
@@ -79,7 +80,9 @@ export function webgpuGruRecurrence(ctx: WebGpuOpContext, p: GruRecurrenceParams
   const { ensemble: E, batch: B, steps: T, hidden: H, slots } = p;
   const norm = p.layerNorm !== undefined;
   const max = ctx.dispatcher.maxGroups;
-  if (E > max || Math.ceil(B / BB) > max) throw new RangeError(`gru: ${E} members x ${B} rows exceed the grid limit ${max}`);
+  if (E > max || Math.ceil(B / BB) > max) {
+    throw new WebGpuCapabilityError('gru', 'maxComputeWorkgroupsPerDimension', `${E} members x ${Math.ceil(B / BB)} row blocks need more than ${max} workgroups along one side`);
+  }
   const step = stepSpec(p, norm);
   const scratch = norm ? ctx.scratch(E * B * H * 4) : undefined;
   try {

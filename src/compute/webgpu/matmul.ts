@@ -5,6 +5,7 @@
  * (timed once per class and device on the real operands, kept in the shared autotune store), or
  * the heuristic for small products and where the device cannot be timed.
  */
+import { InvalidArgumentError } from '../../errors.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import type { TensorView } from '../core/view.js';
 import { problemClassKey, type AutotuneRecord } from '../gpu/autotune.js';
@@ -18,6 +19,7 @@ import {
   type MatmulConfig,
 } from './matmul-configs.js';
 import { cachedSpec, type WebGpuOpContext } from './op-context.js';
+import { WebGpuCapabilityError } from './webgpu-errors.js';
 import type { KernelSpec } from './wgsl.js';
 
 /** Activation codes of `activation()` in math.wgsl. */
@@ -86,7 +88,9 @@ function record(ctx: WebGpuOpContext, p: MatmulParams, c: MatmulConfig): void {
   const values = [p.m, p.n, p.k, p.batch, p.aBatchStride, p.bBatchStride, p.cBatchStride, p.alpha, p.beta];
   const max = ctx.dispatcher.maxGroups;
   const groups = [Math.ceil(p.n / c.bn), Math.ceil(p.m / c.bm), Math.min(p.batch, max)] as const;
-  if (groups[0] > max || groups[1] > max) throw new RangeError(`matmul: ${p.m}x${p.n} needs more than ${max} tiles along one side`);
+  if (groups[0] > max || groups[1] > max) {
+    throw new WebGpuCapabilityError('matmul', 'maxComputeWorkgroupsPerDimension', `a ${p.m}x${p.n} output needs more than ${max} tiles of ${c.bm}x${c.bn} along one side`);
+  }
   ctx.dispatcher.run(spec, views, values, groups);
 }
 
@@ -97,11 +101,13 @@ export function webgpuMatmul(ctx: WebGpuOpContext, params: MatmulParams): void {
 
 /**
  * Runs `params` with the configuration named `name`, bypassing the choice (tests, benchmarks).
- * @throws RangeError for a name that is no configuration this device can run.
+ * @throws InvalidArgumentError for a name that is no configuration this device can run.
  */
 export function webgpuMatmulWithConfig(ctx: WebGpuOpContext, params: MatmulParams, name: string): void {
   const config = configByName(name);
-  if (!config || !configsOf(ctx).includes(config)) throw new RangeError(`matmul: ${name} is not a configuration this device runs`);
+  if (!config || !configsOf(ctx).includes(config)) {
+    throw new InvalidArgumentError(`matmul: ${name} is not a configuration this device runs (${configsOf(ctx).map(configName).join(', ')})`);
+  }
   record(ctx, params, config);
 }
 

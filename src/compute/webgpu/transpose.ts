@@ -16,6 +16,6 @@ export function transpose(ctx: WebGpuOpContext, x: TensorView, out: TensorView, 
     params: [['batch', 'u32'], ['rows', 'u32'], ['cols', 'u32']],
   }));
   const max = ctx.dispatcher.maxGroups;
-  const groups = [Math.ceil(cols / 32), Math.min(Math.ceil(rows / 32), max), Math.min(batch, max)] as const;
+  const groups = [Math.min(Math.ceil(cols / 32), max), Math.min(Math.ceil(rows / 32), max), Math.min(batch, max)] as const;
   ctx.dispatcher.run(spec, [x, out], [batch, rows, cols], groups);
 }

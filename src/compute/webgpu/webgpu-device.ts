@@ -38,6 +38,9 @@ const RAISED_LIMITS = [
   'minStorageBufferOffsetAlignment',
 ] as const;
 
+/** Errors kept between two checks: the first is reported, the rest follow from it (and must not pile up). */
+const MAX_RECORDED = 16;
+
 const openDevices = new Set<WebGpuDevice>();
 let exitHookInstalled = false;
 
@@ -165,6 +168,6 @@ export class WebGpuDevice {
           : error instanceof this.globals.GPUInternalError
             ? 'internal'
             : 'unknown';
-    this.#errors.push({ kind, message: error.message.trim() });
+    if (this.#errors.length < MAX_RECORDED) this.#errors.push({ kind, message: error.message.trim() });
   }
 }

@@ -1,9 +1,10 @@
 /// <reference types="@webgpu/types" />
 /**
  * Command batching: dispatches and copies are recorded into one command encoder (dispatches into
- * one open compute pass) and submitted together at a flush: at a read-back, a synchronisation,
- * a host write that must follow the recorded work, or when the batch reaches its size bound. A
- * `queue.submit` costs about 0.3 ms of host time on an NVIDIA driver, so never one per op.
+ * one open compute pass) and submitted together at a flush: at a read-back, a synchronisation, a
+ * release of memory back to the device (trim, dispose), or when the batch reaches its size bound
+ * (host writes are recorded too, see `upload.ts`). A `queue.submit` costs about 0.3 ms of host
+ * time on an NVIDIA driver, so never one per op.
  *
  * Kernel parameters go into a uniform arena: each dispatch takes an aligned 256-byte window of a
  * host copy, bound with a dynamic offset; the flush uploads the used part with one writeBuffer

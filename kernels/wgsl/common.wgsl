@@ -34,6 +34,22 @@ fn nan_min(a: f32, b: f32) -> f32 {
   return select(select(b, a, a < b), a, is_nan(a));
 }
 
+// Math.max/Math.min exactly: NaN from either side, and of two zeros max is +0 and min is -0
+// (equal operands differ at most in the sign bit, which AND clears and OR sets).
+fn math_max(a: f32, b: f32) -> f32 {
+  if (!is_nan(a) && !is_nan(b) && a == b) {
+    return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b));
+  }
+  return nan_max(a, b);
+}
+
+fn math_min(a: f32, b: f32) -> f32 {
+  if (!is_nan(a) && !is_nan(b) && a == b) {
+    return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b));
+  }
+  return nan_min(a, b);
+}
+
 fn f16_to_f32(h: u32) -> f32 {
   let sign = (h & 0x8000u) << 16u;
   let e = (h >> 10u) & 0x1fu;

@@ -62,7 +62,7 @@ const GRAD_BODY: Record<ActivationGradOp, string> = {
   softplusGrad: 'return dy * sigmoid(x);',
 };
 
-const FLOAT_BINARY: Record<BinaryOp, string> = { add: 'a + b', sub: 'a - b', mul: 'a * b', div: 'a / b', max: 'nan_max(a, b)', min: 'nan_min(a, b)' };
+const FLOAT_BINARY: Record<BinaryOp, string> = { add: 'a + b', sub: 'a - b', mul: 'a * b', div: 'a / b', max: 'math_max(a, b)', min: 'math_min(a, b)' };
 const INT_BINARY: Partial<Record<BinaryOp, string>> = { add: 'a + b', sub: 'a - b', mul: 'a * b', max: 'max(a, b)', min: 'min(a, b)' };
 
 /** The element bit pattern of `value` in `dtype`, rounded as the CPU backend rounds it. */

@@ -1,0 +1,120 @@
+/**
+ * The composite ops on WebGPU, with the checks the CPU and CUDA tests use: attention (every case
+ * of `attention/cases.ts`: causal, GQA/MQA, key lengths, head dims 1 to 256, Sq ≠ Sk), GRU layers,
+ * stacks, ensembles, layer norm, cells and rollouts with an output projection, and svd, which
+ * runs its host route here as on the CPU (WebGPU offers no dense factorizations).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  attentionCases,
+  attentionInputs,
+  attentionOptions,
+  describeAttentionCase,
+  expectAttentionMatches,
+  referenceFor,
+} from '../attention/cases.js';
+import { attentionBlock, attentionBytes } from '../../../src/compute/webgpu/attention.js';
+import { checkCell, checkGru, checkRollout } from '../gru/checks.js';
+import { knownMatrix } from '../svd/known-spectrum.js';
+import { expectRecovered, runSvd } from '../svd/svd-checks.js';
+import { closePair, freshSeed, openPair, relError, skipReason, suite, type Pair } from './setup.js';
+
+let pair: Pair;
+beforeAll(async () => {
+  if (skipReason === undefined) pair = await openPair();
+});
+afterAll(() => closePair(pair));
+
+/** f32 softmax arithmetic, then one rounding of the output for f16/bf16 (the CPU rounds once too). */
+const ATTENTION_TOLERANCE = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 } as const;
+const GRU_BOUND = { f32: 2e-5, f16: 2e-3, bf16: 1.6e-2 } as const;
+
+describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
+  // Every case in f32; the 16-bit types (which only change loads and the output's rounding) on three.
+  const cases = attentionCases();
+  for (const [index, c] of cases.entries()) {
+    for (const dtype of index % 4 === 1 ? (['f32', 'f16', 'bf16'] as const) : (['f32'] as const)) {
+      it(`${describeAttentionCase(c)} ${dtype}`, () => {
+        const { q, k, v } = attentionInputs(pair.webgpu, c, dtype);
+        const { out, lse } = pair.webgpu.attention(q, k, v, { ...attentionOptions(c), returnLogSumExp: true });
+        const label = describeAttentionCase(c);
+        expectAttentionMatches(label, out, lse, referenceFor(c, q, k, v), dtype, ATTENTION_TOLERANCE[dtype]);
+        const [qc, kc, vc] = [q, k, v].map((t) => pair.cpu.tensor(t.toArraySync() as Float32Array, t.shape, dtype));
+        const cpu = pair.cpu.attention(qc!, kc!, vc!, { ...attentionOptions(c), returnLogSumExp: true });
+        expect(relError(out.toArraySync() as Float32Array, cpu.out.toArraySync() as Float32Array, dtype), `${label}: vs CPU`).toBeLessThanOrEqual(ATTENTION_TOLERANCE[dtype]);
+        for (const t of [q, k, v, out, lse, qc!, kc!, vc!, cpu.out, cpu.lse]) t.dispose();
+      });
+    }
+  }
+
+  it('clamps key lengths read from a device tensor', () => {
+    const c = { batch: 3, heads: 2, kvHeads: 1, seqQ: 20, seqK: 30, headDim: 16, causal: true };
+    const { q, k, v } = attentionInputs(pair.webgpu, c, 'f32');
+    using lengths = pair.webgpu.tensor(Int32Array.from([-4, 500, 11]), [3]);
+    const { out, lse } = pair.webgpu.attention(q, k, v, { causal: true, keyLengths: lengths, returnLogSumExp: true });
+    expectAttentionMatches('device lengths', out, lse, referenceFor({ ...c, keyLengths: [0, 30, 11] }, q, k, v), 'f32');
+    for (const t of [q, k, v, out, lse]) t.dispose();
+  });
+
+  it('blocks fit the workgroup memory of the device for every head dim up to 256', () => {
+    const limit = pair.backend.dev.limits.maxComputeWorkgroupStorageSize;
+    for (const d of [1, 64, 128, 200, 256]) {
+      const block = attentionBlock(d, limit);
+      expect(block, `D${d}`).toBeDefined();
+      expect(attentionBytes(block!, d)).toBeLessThanOrEqual(limit);
+    }
+    // 16 KB (WebGPU's guaranteed minimum) still holds D 256 with the smallest block.
+    expect(attentionBlock(256, 16384)).toBeUndefined();
+    expect(attentionBlock(128, 16384)).toBeDefined();
+  });
+});
+
+describe.skipIf(skipReason)(suite('WebGPU GRU'), () => {
+  const seed = freshSeed();
+  const cases = [
+    { name: 'b5 in7 h33 T1', c: { batch: 5, input: 7, hidden: 33, steps: 1, seed } },
+    { name: 'b5 in7 h33 T6', c: { batch: 5, input: 7, hidden: 33, steps: 6, seed } },
+    { name: 'b13 in16 h40 T3 last only', c: { batch: 13, input: 16, hidden: 40, steps: 3, returnSequences: false, seed } },
+    { name: 'ensemble 3 h64 b9 T3 per-member x, 2 layers', c: { batch: 9, input: 12, hidden: 64, steps: 3, ensemble: 3, layers: 2, perMemberInput: true, seed } },
+    { name: 'f16 b9 h48 T4', c: { batch: 9, input: 12, hidden: 48, steps: 4, dtype: 'f16' as const, seed } },
+    { name: 'bf16 b9 h48 T4', c: { batch: 9, input: 12, hidden: 48, steps: 4, dtype: 'bf16' as const, seed } },
+    { name: 'layer norm ensemble 2 b4 h70 T4', c: { batch: 4, input: 8, hidden: 70, steps: 4, ensemble: 2, layerNorm: true, seed } },
+    { name: 'f16 layer norm b3 h33 T3, 2 layers', c: { batch: 3, input: 5, hidden: 33, steps: 3, layers: 2, layerNorm: true, dtype: 'f16' as const, seed } },
+  ];
+  it.each(cases)('gru $name', ({ c }) => {
+    const err = checkGru(pair.webgpu, c);
+    const bound = GRU_BOUND[c.dtype ?? 'f32'];
+    expect(err.output, `output (seed ${seed})`).toBeLessThanOrEqual(bound);
+    expect(err.hidden, `h_n (seed ${seed})`).toBeLessThanOrEqual(bound);
+  });
+
+  it('gruCell, shared x over an ensemble and bf16', () => {
+    expect(checkCell(pair.webgpu, { batch: 6, input: 10, hidden: 37, ensemble: 4, seed })).toBeLessThanOrEqual(GRU_BOUND.f32);
+    expect(checkCell(pair.webgpu, { batch: 3, input: 5, hidden: 33, seed, dtype: 'bf16' })).toBeLessThanOrEqual(GRU_BOUND.bf16);
+  });
+
+  it('gruRollout with an output projection: an ensemble, and a 2-layer stack', () => {
+    const roll = checkRollout(pair.webgpu, { batch: 8, state: 6, hidden: 24, steps: 4, ensemble: 3, seed });
+    expect(roll.states).toBeLessThanOrEqual(GRU_BOUND.f32);
+    expect(roll.hidden).toBeLessThanOrEqual(GRU_BOUND.f32);
+    const stacked = checkRollout(pair.webgpu, { batch: 7, state: 9, hidden: 20, steps: 3, layers: 2, seed });
+    expect(stacked.states).toBeLessThanOrEqual(GRU_BOUND.f32);
+  });
+});
+
+describe.skipIf(skipReason)(suite('WebGPU svd (host route, composed from the backend ops)'), () => {
+  it('recovers the singular values and orthonormal factors of a known low-rank matrix', () => {
+    const seed = freshSeed();
+    const values = Array.from({ length: 8 }, (_, i) => 20 * 0.7 ** i);
+    const km = knownMatrix(90, 60, values, seed);
+    const r = runSvd(pair.webgpu, km, { rank: 6, seed });
+    expectRecovered(r, km, 90, 60, 6, `seed ${seed}`);
+  });
+
+  it('gives the exact SVD of a small matrix (full: true)', () => {
+    const seed = freshSeed();
+    const km = knownMatrix(12, 9, [5, 4, 3, 2, 1, 0.5, 0.25, 0.125, 0.0625], seed);
+    const r = runSvd(pair.webgpu, km, { full: true, seed });
+    expectRecovered(r, km, 12, 9, 9, `seed ${seed}`);
+  });
+});

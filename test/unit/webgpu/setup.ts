@@ -1,0 +1,91 @@
+/**
+ * Shared setup of the WebGPU tests: whether a WebGPU adapter answers here (the suites skip with
+ * the reason when not), a GpuCompute on the WebGPU backend beside one on the CPU backend, inputs
+ * from fresh random values, and the norm-wise checks against a float64 reference and the CPU.
+ */
+import { expect } from 'vitest';
+import { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import type { Backend } from '../../../src/compute/backend/backend.js';
+import { Logger } from '../../../src/compute/core/logger.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
+import type { Tensor } from '../../../src/compute/tensor.js';
+import { webgpuAdapterInfo } from '../../../src/compute/webgpu/adapter.js';
+import { createWebGpuBackend, type WebGpuBackend, type WebGpuBackendOptions } from '../../../src/compute/webgpu/webgpu-backend.js';
+import { relError, TOLERANCE } from '../compute/helpers.js';
+
+export { freshSeed, prng, randomValues, relError, TOLERANCE, FLOAT_DTYPES, product } from '../compute/helpers.js';
+
+/** Why the WebGPU suites cannot run here (no `webgpu` package, no adapter), or undefined when they can. */
+export const skipReason: string | undefined = await webgpuAdapterInfo().then(
+  () => undefined,
+  (err: unknown) => (err instanceof Error ? err.message : String(err)),
+);
+
+/** A suite title that says why it was skipped. */
+export function suite(title: string): string {
+  return skipReason === undefined ? title : `${title} (skipped: ${skipReason})`;
+}
+
+/**
+ * A GpuCompute over `backend`. GpuCompute opens backends by kind and has no WebGPU kind until the
+ * backend is registered, so the tests reach its constructor directly.
+ */
+export function computeOn(backend: Backend): GpuCompute {
+  const construct = GpuCompute as unknown as new (backend: Backend, skipped: readonly never[], logger: Logger) => GpuCompute;
+  return new construct(backend, [], new Logger(undefined, 'silent'));
+}
+
+export interface Pair {
+  webgpu: GpuCompute;
+  cpu: GpuCompute;
+  backend: WebGpuBackend;
+}
+
+/** A WebGPU GpuCompute and a CPU one. */
+export async function openPair(options: WebGpuBackendOptions = {}): Promise<Pair> {
+  const backend = await createWebGpuBackend(options);
+  const cpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
+  return { webgpu: computeOn(backend), cpu, backend };
+}
+
+export function closePair(pair: Pair | undefined): void {
+  pair?.webgpu.dispose();
+  pair?.cpu.dispose();
+}
+
+/** The same host values as a tensor on each backend. */
+export function twin<D extends DType>(pair: Pair, values: readonly number[], shape: readonly number[], dtype: D): [Tensor<D>, Tensor<D>] {
+  const data = dtype === 'i32' ? Int32Array.from(values) : Float32Array.from(values);
+  return [pair.webgpu.tensor(data, shape, dtype), pair.cpu.tensor(data, shape, dtype)];
+}
+
+/** The values a tensor holds, as numbers (f16/bf16 widened). */
+export async function valuesOf(t: Tensor): Promise<number[]> {
+  return Array.from((await t.toArray()) as ArrayLike<number>);
+}
+
+/**
+ * Checks `got` against a float64 reference and against the CPU backend's result, norm-wise, with
+ * the dtype's tolerance (or `tolerance`); i32 must be equal.
+ */
+export function expectMatches(
+  label: string,
+  got: readonly number[],
+  reference: readonly number[],
+  cpu: readonly number[],
+  dtype: DType,
+  tolerance = dtype === 'i32' ? 0 : TOLERANCE[dtype],
+): void {
+  if (dtype === 'i32') {
+    expect(got, `${label} vs reference`).toEqual(reference);
+    expect(got, `${label} vs CPU`).toEqual(cpu);
+    return;
+  }
+  expect(relError(got, reference, dtype), `${label}: error vs float64 reference`).toBeLessThanOrEqual(tolerance);
+  expect(relError(got, cpu, dtype), `${label}: error vs CPU backend`).toBeLessThanOrEqual(tolerance);
+}
+
+/** Element-wise equality where NaN equals NaN (special-value checks). */
+export function expectSameValues(label: string, got: readonly number[], want: readonly number[]): void {
+  expect(got.map((v) => (Number.isNaN(v) ? 'NaN' : v)), label).toEqual(want.map((v) => (Number.isNaN(v) ? 'NaN' : v)));
+}

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import { Logger } from '../src/compute/core/logger.js';
 import type { Backend } from '../src/compute/backend/backend.js';
-import type { Tensor } from '../src/compute/tensor.js';
+import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { createWebGpuBackend, type WebGpuBackend } from '../src/compute/webgpu/webgpu-backend.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
 

@@ -32,14 +32,14 @@ Options:
 `;
 
 /**
- * Runs the CLI on `argv` (without the node and script paths) and returns the
+ * Runs the CLI on `argv` (without the node and script paths) and resolves to the
  * exit code: 0 on success, 2 for an unknown command or option.
  */
-export function runCli(
+export async function runCli(
   argv: readonly string[],
   out: CliOutput = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) },
-  probe: () => InfoReport = probeAll,
-): number {
+  probe: () => InfoReport | Promise<InfoReport> = probeAll,
+): Promise<number> {
   const [command, ...rest] = argv;
   if (command === '-h' || command === '--help' || command === 'help') {
     out.stdout(usage);
@@ -64,7 +64,7 @@ export function runCli(
       return ExitCode.usage;
     }
   }
-  const report = probe();
+  const report = await probe();
   out.stdout(json ? `${JSON.stringify(report, null, 2)}\n` : renderInfo(report));
   return ExitCode.ok;
 }

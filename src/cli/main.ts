@@ -2,4 +2,4 @@
 /** Entry point of the `gpucompute` command (the package's bin). */
 import { runCli } from './cli.js';
 
-process.exitCode = runCli(process.argv.slice(2));
+process.exitCode = await runCli(process.argv.slice(2));

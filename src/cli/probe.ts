@@ -71,19 +71,19 @@ export interface InfoReport {
   generatedAt: string;
   host: { platform: string; arch: string; osRelease: string; node: string };
   /** Each registered backend's probe, in the order `auto` tries them. */
-  backends: { [R in (typeof BACKENDS)[number] as R['kind']]: ReturnType<R['probe']>['backend'] };
+  backends: { [R in (typeof BACKENDS)[number] as R['kind']]: Awaited<ReturnType<R['probe']>>['backend'] };
   /** Every backend's devices, in the same order. */
   devices: InfoDevice[];
 }
 
-/** Probes every backend and device. Never throws for a missing or failing backend. */
-export function probeAll(): InfoReport {
+/** Probes every backend and device. Never rejects for a missing or failing backend. */
+export async function probeAll(): Promise<InfoReport> {
   const backends: Record<string, unknown> = {};
   const devices: InfoDevice[] = [];
   for (const registration of BACKENDS) {
-    const probe = registration.probe();
+    const probe = await registration.probe();
     backends[registration.kind] = probe.backend;
-    if (!registration.hostDevice) devices.push(...probe.devices.map(infoDevice));
+    if (!registration.hostDevice && !registration.aliasOf) devices.push(...probe.devices.map(infoDevice));
   }
   return {
     schema: 1,

@@ -1,5 +1,5 @@
 /**
- * The registry: every backend, in the order `backend: 'auto'` tries them. Selection,
+ * The registry: every backend, in the order `backend: 'auto'` tries them (aliases aside). Selection,
  * `selectDevice`, `gpucompute info` and the support table read this list and nothing else.
  * Adding a backend is its folder (with a `registration.ts`) and its line here.
  */
@@ -8,8 +8,9 @@ import { cpuRegistration } from './cpu/registration.js';
 import { cudaRegistration } from './cuda/registration.js';
 import { hipRegistration } from './hip/registration.js';
 import { metalRegistration } from './metal/registration.js';
+import { webgpuRegistration } from './webgpu/registration.js';
 
-export const BACKENDS = [cudaRegistration, hipRegistration, metalRegistration, cpuRegistration] as const;
+export const BACKENDS = [cudaRegistration, hipRegistration, webgpuRegistration, metalRegistration, cpuRegistration] as const;
 
 /** A backend's kind: what `GpuCompute.create({ backend })` takes besides 'auto'. */
 export type BackendKind = (typeof BACKENDS)[number]['kind'];

@@ -5,8 +5,8 @@
  * only executes and every backend reports bad input the same way.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { BackendStream, DeviceInfo, PoolStats } from './backend/backend.js';
-import type { ComposedBackend } from './backend/composed-ops.js';
+import type { Backend, BackendStream, DeviceInfo, PoolStats } from './backend/backend.js';
+import { withComposedOps, type ComposedBackend } from './backend/composed-ops.js';
 import type { BackendUnavailableError } from './backend/registration.js';
 import { BACKEND_KINDS, type BackendKind } from './backends.js';
 import type { DType } from './core/dtype.js';
@@ -132,6 +132,14 @@ export class GpuCompute {
       logger.info(`using ${info.backend} device ${info.ordinal}: ${info.deviceName} (${info.platform})`);
     }
     return gpu;
+  }
+
+  /**
+   * @internal A GpuCompute over a backend opened by hand (the library's tests open backends with
+   * options `create` does not take); its composable ops are filled in as `create` does.
+   */
+  static over(backend: Backend, logger: Logger = new Logger(undefined, 'silent')): GpuCompute {
+    return new GpuCompute(new Session(withComposedOps(backend), logger), []);
   }
 
   /**

@@ -60,7 +60,7 @@ export async function selectDevice(requirements: DeviceRequirements = {}): Promi
   const candidates: DeviceCandidate[] = [];
   for (const kind of BACKEND_KINDS) {
     if (!platforms.includes(kind)) continue;
-    const { backend, devices } = registration(kind).probe();
+    const { backend, devices } = await registration(kind).probe();
     if (!backend.available) rejected.push({ backend: kind, reason: backend.reason ?? 'unavailable' });
     for (const device of devices) {
       if (device.info) candidates.push({ info: device.info });

@@ -5,7 +5,7 @@
  * its composable optional ops filled in (`composed-ops.ts`).
  */
 import { withComposedOps, type ComposedBackend } from './backend/composed-ops.js';
-import { BackendUnavailableError, oneLine, type OpenOptions } from './backend/registration.js';
+import { BackendUnavailableError, oneLine, type BackendRegistration, type OpenOptions } from './backend/registration.js';
 import { BACKENDS, registration, type BackendKind } from './backends.js';
 
 /** A backend that `auto` passed over, and why. */
@@ -24,9 +24,10 @@ export interface BackendChoice {
 export async function openBackend(requested: 'auto' | BackendKind, options: OpenOptions): Promise<BackendChoice> {
   if (requested !== 'auto') return { backend: withComposedOps(await registration(requested).open(options)), skipped: [] };
   const skipped: SkippedBackend[] = [];
-  for (const { kind, open } of BACKENDS) {
+  for (const { kind, open, aliasOf } of BACKENDS as readonly BackendRegistration[]) {
+    if (aliasOf !== undefined) continue;
     try {
-      const backend = withComposedOps(await open(options));
+      const backend = withComposedOps(await open({ ...options, auto: true }));
       if (skipped.length > 0) {
         const why = skipped.map((s) => `${s.backend}: ${s.reason}`).join('; ');
         options.logger.warn(`backend 'auto' fell back to ${kind} (${why})`);
@@ -34,7 +35,7 @@ export async function openBackend(requested: 'auto' | BackendKind, options: Open
       return { backend, skipped };
     } catch (err) {
       const reason = err instanceof BackendUnavailableError ? err.reason : oneLine(err);
-      skipped.push({ backend: kind, reason });
+      skipped.push({ backend: kind as BackendKind, reason });
       options.logger.debug(`backend ${kind} skipped: ${reason}`);
     }
   }

@@ -38,7 +38,7 @@ export type OpSupport =
 /** One row per op group, one cell per backend. */
 export type SupportTable = readonly { readonly ops: string; readonly backends: Readonly<Partial<Record<BackendKind, OpSupport>>> }[];
 
-/** The support table of the registered backends that can run somewhere (not those `notYetAvailable`). */
+/** The support table of the registered backends (aliases aside: they run another's ops). */
 export function supportTable(): SupportTable {
   return OP_GROUPS.map((group) => ({
     ops: group.ops,
@@ -47,7 +47,7 @@ export function supportTable(): SupportTable {
 }
 
 function runnable() {
-  return BACKENDS.filter((b) => !(b as BackendRegistration).notYetAvailable);
+  return BACKENDS.filter((b) => !(b as BackendRegistration).aliasOf);
 }
 
 function support(group: OpGroup, unsupported: Readonly<Partial<Record<OptionalOp, string>>>): OpSupport {
@@ -59,7 +59,7 @@ function support(group: OpGroup, unsupported: Readonly<Partial<Record<OptionalOp
   return slower ? { status: 'native', note: 'dense steps on the host' } : { status: 'native' };
 }
 
-/** The table as markdown, one column per backend that can run somewhere. */
+/** The table as markdown, one column per backend (aliases aside). */
 export function renderSupportTable(table: SupportTable = supportTable()): string {
   const kinds = runnable().map((b) => b.kind);
   const titles = runnable().map((b) => b.title);

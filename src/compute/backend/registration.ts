@@ -14,6 +14,11 @@ export interface OpenOptions {
   device: number;
   poolLimitBytes?: number;
   logger: Logger;
+  /**
+   * Opening for `backend: 'auto'`: a backend refuses what would serve worse than the ones after
+   * it (WebGPU a software adapter, which the CPU backend outruns).
+   */
+  auto?: boolean;
 }
 
 /** Whether a backend can run here and, when not, why; backends add what they found (libraries, calls, versions). */
@@ -42,12 +47,15 @@ export interface BackendRegistration<K extends string = string, P extends Backen
   readonly title: string;
   /** Its device is the host itself (the CPU): `gpucompute info` describes it with the backend, not in the device table. */
   readonly hostDevice?: boolean;
-  /** Set when the backend cannot run on any machine yet: why (the support table has no column for it). */
-  readonly notYetAvailable?: string;
+  /**
+   * The kind of the backend it opens on one platform (Metal: WebGPU on Apple's Metal): `auto`, the
+   * support table and the conformance suite leave it out, as they cover that backend.
+   */
+  readonly aliasOf?: string;
   /** Optional ops the backend leaves out, and why (the same reasons its instances give); read without opening it. */
   readonly unsupported: Readonly<Partial<Record<OptionalOp, string>>>;
-  /** What this machine has for the backend. Never throws. */
-  probe(options?: ProbeOptions): { backend: P; devices: ProbedDevice[] };
+  /** What this machine has for the backend. Never rejects. */
+  probe(options?: ProbeOptions): Promise<{ backend: P; devices: ProbedDevice[] }>;
   /** `gpucompute info`'s lines for the probe: a one-line summary and indented details. */
   describe(probe: P): { summary: string; details: string[] };
   /**

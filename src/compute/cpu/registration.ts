@@ -38,7 +38,7 @@ export const cpuRegistration: BackendRegistration<'cpu', CpuProbe> = {
   title: 'CPU',
   hostDevice: true,
   unsupported: CPU_UNSUPPORTED,
-  probe: () => ({ backend: probeCpu(), devices: [{ info: cpuDeviceInfo() }] }),
+  probe: async () => ({ backend: probeCpu(), devices: [{ info: cpuDeviceInfo() }] }),
   describe: (cpu) => ({
     summary: `${plural(cpu.cores, 'core')}, ${cpu.model}, ${bytes(cpu.memoryTotal)} memory (${bytes(cpu.memoryFree)} free)`,
     details: [blasLine(cpu.blas)],

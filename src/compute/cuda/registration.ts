@@ -6,7 +6,7 @@ export const cudaRegistration: BackendRegistration<'cuda', CudaProbe> = {
   kind: 'cuda',
   title: 'CUDA',
   unsupported: {},
-  probe: probeCuda,
+  probe: async (options) => probeCuda(options),
   describe(cuda) {
     const details = [...libraryLines('libcuda', cuda.library), ...callLines(cuda.init), nvrtcLine(cuda.nvrtc)];
     if (cuda.nvrtc.library.tried.length > 0 && !cuda.nvrtc.library.found) details.push(...triedLines(cuda.nvrtc.library, '  '));

@@ -7,7 +7,7 @@ export const hipRegistration: BackendRegistration<'hip', HipProbe> = {
   kind: 'hip',
   title: 'HIP',
   unsupported: HIP_UNSUPPORTED,
-  probe: probeHip,
+  probe: async () => probeHip(),
   describe(hip) {
     const details = libraryLines('libamdhip64', hip.library);
     if (hip.runtimeVersion) details.push(`HIP runtime ${hip.runtimeVersion}`);

@@ -1,29 +1,35 @@
 /**
- * Metal (macOS): detected, with no backend behind it yet; `auto` skips it with the reason and an
- * explicit `backend: 'metal'` is refused with it.
+ * `backend: 'metal'`: WebGPU on Apple's Metal, through Dawn, on macOS. It is the WebGPU backend
+ * restricted to Metal adapters, so `auto` (which tries WebGPU), the support table and the
+ * conformance suite leave it out; elsewhere it is unavailable with the reason.
  */
-import { BackendUnavailableError, type BackendProbe, type BackendRegistration } from '../backend/registration.js';
+import { BackendUnavailableError, type BackendRegistration } from '../backend/registration.js';
+import { describeWebGpu, openWebGpu, probeWebGpu, type WebGpuProbe } from '../webgpu/registration.js';
 
-/** Why Metal cannot be used here. */
-export function metalUnavailableReason(): string {
-  return process.platform === 'darwin'
-    ? 'this version of gpucompute has no Metal backend'
-    : `Metal exists only on macOS (this is ${process.platform})`;
+/** Why Metal cannot be used on this platform, or undefined on macOS. */
+export function metalUnavailableReason(platform: NodeJS.Platform = process.platform): string | undefined {
+  return platform === 'darwin' ? undefined : `Metal exists only on macOS (this is ${platform})`;
 }
 
-/** Metal's availability. */
-export function probeMetal(): BackendProbe {
-  return { available: false, reason: metalUnavailableReason() };
+/** Metal's availability: the WebGPU probe restricted to Metal on macOS. */
+export async function probeMetal(): Promise<{ backend: WebGpuProbe; devices: Awaited<ReturnType<typeof probeWebGpu>>['devices'] }> {
+  const reason = metalUnavailableReason();
+  if (reason !== undefined) return { backend: { available: false, reason, adapter: null, adapters: [] }, devices: [] };
+  return probeWebGpu({ requireBackend: 'metal' });
 }
 
-export const metalRegistration: BackendRegistration<'metal', BackendProbe> = {
+export const metalRegistration: BackendRegistration<'metal', WebGpuProbe> = {
   kind: 'metal',
   title: 'Metal',
-  notYetAvailable: 'there is no Metal backend yet',
-  unsupported: {},
-  probe: () => ({ backend: probeMetal(), devices: [] }),
-  describe: (metal) => ({ summary: metal.reason ?? '', details: [] }),
-  async open() {
-    throw new BackendUnavailableError('metal', metalUnavailableReason());
+  aliasOf: 'webgpu',
+  unsupported: {
+    denseLinalg: 'WebGPU has no dense factorization library; svd runs its dense steps on the host',
+  },
+  probe: probeMetal,
+  describe: describeWebGpu,
+  async open(options) {
+    const reason = metalUnavailableReason();
+    if (reason !== undefined) throw new BackendUnavailableError('metal', reason);
+    return openWebGpu('metal', options, { requireBackend: 'metal' });
   },
 };

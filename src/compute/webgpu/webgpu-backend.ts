@@ -16,7 +16,7 @@
  *   {@link WebGpuDeviceLostError}. Devices still open when the process exits are destroyed first.
  */
 import { DisposedError, InvalidArgumentError, OutOfMemoryError, UnsupportedOperationError } from '../../errors.js';
-import type { Backend, BackendKind, BackendStream, DeviceInfo, PoolStats } from '../backend/backend.js';
+import type { Backend, BackendStream, DeviceInfo, PoolStats } from '../backend/backend.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
@@ -44,16 +44,12 @@ import { reduce } from './reduce.js';
 import { layerNorm, softmax } from './rows.js';
 import { transpose } from './transpose.js';
 import { WebGpuDevice } from './webgpu-device.js';
-import { WEBGPU_PACKAGE_VERSION, WebGpuCapabilityError, WebGpuOutOfMemoryError } from './webgpu-errors.js';
+import { webgpuDeviceInfo } from './device-info.js';
+import { WebGpuCapabilityError, WebGpuOutOfMemoryError } from './webgpu-errors.js';
 import { WebGpuBuffer, WebGpuSegments, type WebGpuStream } from './webgpu-memory.js';
 import { probeSubgroups } from './team.js';
 import { writeBytes } from './upload.js';
 
-/**
- * The backend kind this backend reports. `BackendKind` gains `'webgpu'` when the backend is
- * registered; until then the value is typed through it.
- */
-export const WEBGPU_KIND = 'webgpu' as BackendKind;
 
 /** leakyRelu's slope when the caller gives none (as the CPU backend). */
 const DEFAULT_ALPHA = 0.01;
@@ -110,7 +106,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 
 /** The WebGPU implementation of {@link Backend}. */
 export class WebGpuBackend implements Backend, WebGpuOpContext {
-  readonly kind: BackendKind = WEBGPU_KIND;
+  readonly kind = 'webgpu' as const;
   readonly dev: WebGpuDevice;
   readonly batch: CommandBatch;
   readonly dispatcher: Dispatcher;
@@ -174,20 +170,7 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
 
   info(): DeviceInfo {
     this.#begin('info');
-    const a = this.dev.adapterInfo;
-    return {
-      backend: this.kind,
-      platform: `WebGPU (Dawn, webgpu@${WEBGPU_PACKAGE_VERSION}) on ${a.backendType}${a.fallback ? ', software adapter' : ''}`,
-      deviceName: a.description || a.device || `${a.vendor} ${a.architecture}`.trim(),
-      ordinal: this.#ordinal,
-      // WebGPU reports no memory sizes or compute-unit counts.
-      totalMemory: 0,
-      freeMemory: 0,
-      multiprocessorCount: 0,
-      tensorCores: false,
-      fp16: this.dev.features.has('shader-f16'),
-      bf16: false,
-    };
+    return webgpuDeviceInfo(this.dev.adapterInfo, this.#ordinal, this.dev.features.has('shader-f16'));
   }
 
   // ------------------------------------------------------------ memory

@@ -20,30 +20,30 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-function capture(args: string[], probe: () => InfoReport = fakeReport) {
+async function capture(args: string[], probe: () => InfoReport = fakeReport) {
   let stdout = '';
   let stderr = '';
-  const code = runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, probe);
+  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, probe);
   return { code, stdout, stderr };
 }
 
 describe('runCli (in process)', () => {
-  it('prints help for help, --help and info --help', () => {
+  it('prints help for help, --help and info --help', async () => {
     for (const args of [['help'], ['--help'], ['-h'], ['info', '--help']]) {
-      const r = capture(args);
+      const r = await capture(args);
       expect(r.code).toBe(ExitCode.ok);
       expect(r.stdout).toBe(usage);
       expect(r.stderr).toBe('');
     }
   });
 
-  it('refuses a missing or unknown command and an unknown option with usage and exit code 2', () => {
+  it('refuses a missing or unknown command and an unknown option with usage and exit code 2', async () => {
     for (const [args, message] of [
       [[], 'no command given'],
       [['infos'], "unknown command 'infos'"],
       [['info', '--jsn'], "unknown option '--jsn'"],
     ] as const) {
-      const r = capture([...args]);
+      const r = await capture([...args]);
       expect(r.code).toBe(ExitCode.usage);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain(message);
@@ -51,17 +51,17 @@ describe('runCli (in process)', () => {
     }
   });
 
-  it('prints the probe as text, or as one JSON document with --json', () => {
-    const text = capture(['info']);
+  it('prints the probe as text, or as one JSON document with --json', async () => {
+    const text = await capture(['info']);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('NVIDIA H100 80GB HBM3');
-    const json = capture(['info', '--json']);
+    const json = await capture(['info', '--json']);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify(fakeReport())));
   });
 
-  it('prints the package version', () => {
-    const r = capture(['--version']);
+  it('prints the package version', async () => {
+    const r = await capture(['--version']);
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
@@ -81,11 +81,11 @@ describe('gpucompute (spawned through tsx)', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('prints JSON that parses and matches the in-process probe on this machine', () => {
+  it('prints JSON that parses and matches the in-process probe on this machine', async () => {
     const r = cli(['info', '--json']);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as InfoReport;
-    const here = probeAll();
+    const here = await probeAll();
     expect(Object.keys(report)).toEqual(Object.keys(here));
     expect(report.backends.cuda.available).toBe(here.backends.cuda.available);
     expect(report.devices.length).toBe(here.devices.length);

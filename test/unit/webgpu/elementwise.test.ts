@@ -4,7 +4,7 @@ import { dtypeSize, fromBf16Array, fromF16Array, toBf16Array, toF16Array, type D
 import type { BinaryOp, UnaryOp } from '../../../src/compute/core/elementwise-ops.js';
 import { makeView, type BackendBuffer } from '../../../src/compute/core/view.js';
 import { CpuBackend } from '../../../src/compute/cpu/cpu-backend.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { broadcastRef, derivativeRef, UNARY_REFERENCE } from '../compute/reference.js';
 import {
   closePair,

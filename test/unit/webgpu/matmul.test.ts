@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MATMUL_ACTIVATIONS, type MatmulParams } from '../../../src/compute/core/matmul-plan.js';
 import { AutotuneStore } from '../../../src/compute/gpu/autotune.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { configName, feasibleConfigs, heuristicConfig, MATMUL_CONFIGS, MIN_TUNED_WORK } from '../../../src/compute/webgpu/matmul-configs.js';
 import { webgpuMatmulWithConfig } from '../../../src/compute/webgpu/matmul.js';
 import { referenceProduct, relativeError, type RefOptions } from '../matmul/reference.js';

@@ -6,9 +6,8 @@
 import { expect } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Backend } from '../../../src/compute/backend/backend.js';
-import { Logger } from '../../../src/compute/core/logger.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
-import type { Tensor } from '../../../src/compute/tensor.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { webgpuAdapterInfo } from '../../../src/compute/webgpu/adapter.js';
 import { createWebGpuBackend, type WebGpuBackend, type WebGpuBackendOptions } from '../../../src/compute/webgpu/webgpu-backend.js';
 import { relError, TOLERANCE } from '../compute/helpers.js';
@@ -26,13 +25,9 @@ export function suite(title: string): string {
   return skipReason === undefined ? title : `${title} (skipped: ${skipReason})`;
 }
 
-/**
- * A GpuCompute over `backend`. GpuCompute opens backends by kind and has no WebGPU kind until the
- * backend is registered, so the tests reach its constructor directly.
- */
+/** A GpuCompute over a WebGPU backend opened with options `GpuCompute.create` does not take. */
 export function computeOn(backend: Backend): GpuCompute {
-  const construct = GpuCompute as unknown as new (backend: Backend, skipped: readonly never[], logger: Logger) => GpuCompute;
-  return new construct(backend, [], new Logger(undefined, 'silent'));
+  return GpuCompute.over(backend);
 }
 
 export interface Pair {

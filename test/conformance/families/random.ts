@@ -1,9 +1,10 @@
 /**
  * rand and randn. rand must follow the Philox stream bit for bit in every float dtype (the
- * uniform is exact in f32 and rounded once on store); randn uses transcendentals that differ in
- * the last bits between implementations, so it must be within a unit in the last place of the dtype.
+ * uniform is exact in f32 and rounded once on store) and stay in [low, high) as documented;
+ * randn uses transcendentals that differ in the last bits between implementations, so it must
+ * be within a unit in the last place of the dtype.
  */
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { product, roundTo } from '../../unit/compute/helpers.js';
 import { philoxNormal, philoxUniform } from '../../unit/compute/philox-reference.js';
 import { expectRun } from '../compare.js';
@@ -28,6 +29,16 @@ export function describeRandom(ctx: ConformanceContext): void {
               expectRun(new Case(`${c.label} seed ${seed} [${range?.low ?? 0}, ${range?.high ?? 1})`), runs, [{ shape, dtype, values }], 0);
             }
           }
+        }
+      });
+
+      it(`rand in ${dtype} stays in [low, high), as documented`, () => {
+        // Enough draws that a value rounding up to high (a 2^-12 chance per draw in f16) shows.
+        const c = new Case(`rand ${dtype} range`);
+        for (const [low, high] of [[0, 1], [-2.5, 7.25]] as const) {
+          using t = ctx.gpu.rand([32768], { seed: c.subSeed(), dtype, low, high });
+          const values = Array.from(t.toArraySync());
+          expect(values.filter((v) => !(v >= low && v < high)).slice(0, 5), c.msg(`values outside [${low}, ${high})`)).toEqual([]);
         }
       });
 

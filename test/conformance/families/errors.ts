@@ -148,6 +148,7 @@ const CASES: ErrorCase[] = [
   ['svd with oversample -1', ['svd'], (g, f) => g.svd(f.a, { oversample: -1 })],
   ['svd with a non-boolean full', ['svd'], (g, f) => g.svd(f.a, { full: 'yes' as never })],
   ['svd of a matrix holding NaN', ['svd'], (g, f) => g.svd(f.nan, { rank: 2 })],
+  ['svd of a batch of matrices', ['svd'], (g, f) => g.svd(f.batchA)],
   ['gru with an unknown precision', ['gru'], (g, f) => g.gru(f.seq, undefined, layer(f), { precision: 'fast' as never })],
   ['gru with an unknown path', ['gru'], (g, f) => g.gru(f.seq, undefined, layer(f), { path: 'cudnn' as never })],
   ['gru with dropout p = 2', ['gru'], (g, f) => g.gru(f.seq, undefined, layer(f), { dropout: { p: 2 } })],

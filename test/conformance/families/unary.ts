@@ -63,6 +63,15 @@ function reference(op: UnaryOp, x: number, dtype: DType): number {
 
 export function describeUnary(ctx: ConformanceContext): void {
   describe('unary ops', () => {
+    for (const dtype of ctx.floatDtypes()) {
+      it(`leakyRelu in ${dtype} with its default slope, 0.01`, () => {
+        const c = new Case(`leakyRelu ${dtype} default slope`);
+        const x = host(c.normal(21, 2), [3, 7], dtype);
+        const want = { ...x, values: x.values.map((v) => UNARY_REFERENCE.leakyRelu(v, 0.01)) };
+        expectRun(c, ctx.run([x], (g, [t]) => g.leakyRelu(t!)), [want], TOLERANCE[dtype]);
+      });
+    }
+
     for (const op of UNARY_OP_NAMES) {
       const dtypes = ctx.dtypes.filter((d) => d !== 'i32' || unaryTakesInt(op));
       for (const dtype of dtypes) {

@@ -17,6 +17,8 @@ export const TOLERANCE: Record<DType, number> = { f32: 1e-5, f16: 1e-3, bf16: 8e
 export interface Runs {
   got: Values[];
   cpu: Values[] | undefined;
+  /** Bytes left in use once the inputs and outputs were disposed (the op's own temporaries that it kept). */
+  leaked: number;
 }
 
 /**
@@ -48,8 +50,9 @@ export function expectValues(c: Case, what: string, got: Values, want: Values, t
   if (tolerance > 0) expect(relError(finiteGot, finiteWant, got.dtype), c.msg(`${what}: norm-wise error`)).toBeLessThanOrEqual(tolerance);
 }
 
-/** Each output against its reference and, where there is one, against the CPU backend's, with one tolerance per output (or one for all). */
+/** No bytes left in use, and each output against its reference and, where there is one, the CPU backend's, with one tolerance per output (or one for all). */
 export function expectRun(c: Case, runs: Runs, want: readonly Values[], tolerance: number | readonly number[]): void {
+  expect(runs.leaked, c.msg('bytes left in use after disposing inputs and outputs')).toBe(0);
   expect(runs.got.length, c.msg('number of outputs')).toBe(want.length);
   want.forEach((w, i) => {
     const tol = typeof tolerance === 'number' ? tolerance : tolerance[i]!;

@@ -78,25 +78,31 @@ export class ConformanceContext {
 
   /**
    * Runs `op` on fresh tensors holding `inputs` on the backend under test and, unless that is the
-   * CPU backend, on the CPU backend too; reads every output back and disposes everything.
+   * CPU backend, on the CPU backend too; reads every output back, disposes everything, and notes
+   * the bytes left in use.
    */
   run(inputs: readonly Values[], op: Op): Runs {
-    return { got: runOn(this.gpu, inputs, op), cpu: this.#cpu && runOn(this.#cpu, inputs, op) };
+    const got = runOn(this.gpu, inputs, op);
+    const cpu = this.#cpu && runOn(this.#cpu, inputs, op);
+    return { got: got.outputs, cpu: cpu?.outputs, leaked: got.leaked + (cpu?.leaked ?? 0) };
   }
 }
 
-function runOn(gpu: GpuCompute, inputs: readonly Values[], op: Op): Values[] {
+function runOn(gpu: GpuCompute, inputs: readonly Values[], op: Op): { outputs: Values[]; leaked: number } {
+  const before = gpu.memoryStats().inUseBytes;
   const tensors: Tensor[] = [];
+  let outputs: Values[];
   try {
     for (const h of inputs) tensors.push(upload(gpu, h));
     const result = op(gpu, tensors);
-    const outputs = Array.isArray(result) ? (result as readonly Tensor[]) : [result as Tensor];
+    const produced = Array.isArray(result) ? (result as readonly Tensor[]) : [result as Tensor];
     try {
-      return outputs.map(download);
+      outputs = produced.map(download);
     } finally {
-      for (const t of outputs) t.dispose();
+      for (const t of produced) t.dispose();
     }
   } finally {
     for (const t of tensors) t.dispose();
   }
+  return { outputs, leaked: gpu.memoryStats().inUseBytes - before };
 }

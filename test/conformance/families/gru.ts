@@ -4,6 +4,8 @@
  * stack, an ensemble with a shared and with per-member inputs, the last state only, layer norm
  * of the carried state, f16/bf16 (the reference rounds where the library stores), tf32, and
  * dropout on the emitted states (the mask of `gpu.dropout`, the hidden state untouched).
+ * No check of the bytes left in use here: a CUDA backend keeps a repeated call's captured graph,
+ * scratch included, by design.
  */
 import { expect, it } from 'vitest';
 import { checkCell, checkGru, checkRollout, GRU_BOUND, read, type GruCase } from '../../unit/gru/checks.js';

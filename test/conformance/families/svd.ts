@@ -25,7 +25,9 @@ export function describeSvd(ctx: ConformanceContext): void {
         const c = new Case(`svd ${t.name}`);
         const km = knownMatrix(t.m, t.n, t.spectrum, c.subSeed());
         const options = { rank: t.rank, seed: c.subSeed(), ...(t.oversample === undefined ? {} : { oversample: t.oversample }) };
+        const before = ctx.gpu.memoryStats().inUseBytes;
         const got = runSvd(ctx.gpu, km, options);
+        expect(ctx.gpu.memoryStats().inUseBytes, c.msg('bytes in use after the factors are disposed')).toBe(before);
         expectRecovered(got, km, t.m, t.n, t.rank, c.msg('vs the known spectrum'));
         if (!ctx.cpu) return;
         const cpu = runSvd(ctx.cpu, km, options);

@@ -210,7 +210,7 @@ export function describeErrors(ctx: ConformanceContext): void {
         if (!ctx.cpu) return;
         const want = outcome(ctx.cpu, () => call(ctx.cpu!, cpuFixture!, theirs));
         const accepted = [describeError(want.error, [ctx.cpu, other])];
-        const missing = ops.map((op) => missingOp(ctx.registration, OP_NEEDS[op]!)).find((m) => m !== undefined);
+        const missing = ops.map((op) => missingOp(ctx.registration, OP_NEEDS[op])).find((m) => m !== undefined);
         if (missing) accepted.push(describeError(new UnsupportedOperationError(ops[0]!, ctx.registration.kind, missing.reason), []));
         expect(accepted, `${name}: the CPU backend's error (or the op's refusal where the backend leaves it out)`).toContain(describeError(got.error, [ctx.gpu, other]));
       });

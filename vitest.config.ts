@@ -20,6 +20,17 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          // Every registered backend this machine has (the others skip with their reason).
+          name: 'conformance',
+          include: ['test/conformance/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+          // GPU backends share the device and its primary context, as in the gpu project.
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -20,14 +20,13 @@ import {
   attentionOptions,
   describeAttentionCase,
   expectAttentionMatches,
+  GPU_ATTENTION_TOLERANCE as GPU_TOLERANCE,
   referenceFor,
-  type FloatDType,
 } from '../../unit/attention/cases.js';
 import { closePair, openPair, type Pair } from '../compute/setup.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { deviceConfigs, runConfig } from './config-runs.js';
 
-const GPU_TOLERANCE: Record<FloatDType, number> = { f32: 1e-5, f16: 2e-3, bf16: 1.2e-2 };
 const DTYPES = ['f32', 'f16', 'bf16'] as const;
 
 let pair: Pair;

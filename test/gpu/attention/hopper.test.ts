@@ -10,11 +10,16 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { attentionConfigName, wgmmaCandidates } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { attentionInputs, describeAttentionCase, expectAttentionMatches, referenceFor, type AttentionCase } from '../../unit/attention/cases.js';
+import {
+  attentionInputs,
+  describeAttentionCase,
+  expectAttentionMatches,
+  GPU_ATTENTION_TOLERANCE as GPU_TOLERANCE,
+  referenceFor,
+  type AttentionCase,
+} from '../../unit/attention/cases.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { runConfig } from './config-runs.js';
-
-const GPU_TOLERANCE = { f16: 2e-3, bf16: 1.2e-2 } as const;
 
 const CASES: AttentionCase[] = [
   { batch: 2, heads: 4, kvHeads: 2, seqQ: 333, seqK: 700, headDim: 128, causal: false, keyLengths: [700, 517] },

@@ -8,14 +8,11 @@
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { FUSED_COLUMNS, fusedKernelNames, planFused } from '../../../src/compute/cuda/gru/gru-plan.js';
 import type { GruPath } from '../../../src/compute/core/gru-params.js';
-import { checkCell, checkGru, checkRollout, read, type GruCase } from '../../unit/gru/checks.js';
+import { checkCell, checkGru, checkRollout, GRU_BOUND as BOUND, read, type GruCase } from '../../unit/gru/checks.js';
 import { randomLayer, randomTensor } from '../../unit/gru/fixtures.js';
 import { refGru } from '../../unit/gru/reference.js';
 import { nest3, flat } from '../../unit/gru/fixtures.js';
 import { relError } from '../../unit/compute/helpers.js';
-
-/** f32 over chained steps (f32 dot products of length H, states rounded each step). */
-export const BOUND = { f32: 2e-5, tf32: 5e-3, f16: 2e-3, bf16: 1.6e-2 } as const;
 
 export interface NamedResult {
   name: string;
@@ -95,8 +92,8 @@ export function runGruCases(gpu: GpuCompute, seed: number, paths: readonly GruPa
     results.push({ name: `${name}: output`, error: err.output, bound }, { name: `${name}: h_n`, error: err.hidden, bound });
   }
   for (const path of paths) {
-    results.push({ name: `${path} gruCell ensemble 4 shared x`, error: checkCell(gpu, { batch: 6, input: 10, hidden: 70, ensemble: 4, seed, path }), bound: BOUND.f32 });
-    results.push({ name: `${path} gruCell b3 h33 bf16`, error: checkCell(gpu, { batch: 3, input: 5, hidden: 33, seed, dtype: 'bf16', path }), bound: BOUND.bf16 });
+    results.push({ name: `${path} gruCell ensemble 4 shared x`, error: checkCell(gpu, { batch: 6, input: 10, hidden: 70, ensemble: 4, seed, path }).error, bound: BOUND.f32 });
+    results.push({ name: `${path} gruCell b3 h33 bf16`, error: checkCell(gpu, { batch: 3, input: 5, hidden: 33, seed, dtype: 'bf16', path }).error, bound: BOUND.bf16 });
     const roll = checkRollout(gpu, { batch: 32, state: 16, hidden: 64, steps: 5, ensemble: 5, seed, path });
     results.push(
       { name: `${path} gruRollout ensemble 5, 5 steps: states`, error: roll.states, bound: BOUND.f32 },

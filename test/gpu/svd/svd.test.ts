@@ -8,22 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
 import { knownMatrix, optimalError, reconstructionError } from '../../unit/svd/known-spectrum.js';
-import { expectOrthonormal, expectRecovered, maxRelativeError, runSvd, type HostSvd } from '../../unit/svd/svd-checks.js';
+import { expectOrthonormal, expectRecovered, maxRelativeError, reconstruction, runSvd } from '../../unit/svd/svd-checks.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { closePair, openPair, type Pair } from '../compute/setup.js';
-
-/** U·diag(S)·V on the host. */
-function product(r: HostSvd, m: number, n: number): Float64Array {
-  const k = r.s.length;
-  const out = new Float64Array(m * n);
-  for (let i = 0; i < m; i++) {
-    for (let p = 0; p < k; p++) {
-      const scaled = r.u[i * k + p]! * r.s[p]!;
-      for (let j = 0; j < n; j++) out[i * n + j]! += scaled * r.v[p * n + j]!;
-    }
-  }
-  return out;
-}
 
 describe.skipIf(!gpuAvailable)('svd on CUDA', () => {
   let pair: Pair;
@@ -68,8 +55,8 @@ describe.skipIf(!gpuAvailable)('svd on CUDA', () => {
     const gpuResult = runSvd(pair.cuda, km, { rank: k, seed });
     const cpuResult = runSvd(pair.cpu, km, { rank: k, seed });
     expect(maxRelativeError(gpuResult.s, Array.from(cpuResult.s)), `seed ${seed}`).toBeLessThanOrEqual(1e-5);
-    const a = product(gpuResult, m, n);
-    const b = product(cpuResult, m, n);
+    const a = reconstruction(gpuResult, m, n);
+    const b = reconstruction(cpuResult, m, n);
     let diff = 0;
     let ref = 0;
     for (let i = 0; i < a.length; i++) {

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import type { DType } from '../../../src/compute/core/dtype.js';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../../../src/compute/core/dtype.js';
 
 /** Norm-wise bounds for elementwise-ish ops, from the project's rules. */
 export const TOLERANCE: Record<Exclude<DType, 'i32'>, number> = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 };
@@ -61,6 +61,14 @@ export function relError(out: ArrayLike<number>, ref: ArrayLike<number>, dtype: 
   }
   const excess = Math.max(0, Math.sqrt(diff) - Math.sqrt(ref.length) * SUBNORMAL_HALF_SPACING[dtype]);
   return norm === 0 ? excess : excess / Math.sqrt(norm);
+}
+
+/** The value a tensor of `dtype` holds for `v`: rounded to f32, then to 16 bits (nearest even); integers stay as they are. */
+export function roundTo(dtype: DType): (v: number) => number {
+  if (dtype === 'f16') return (v) => f16BitsToF32(f32ToF16Bits(v));
+  if (dtype === 'bf16') return (v) => bf16BitsToF32(f32ToBf16Bits(v));
+  if (dtype === 'i32') return (v) => v;
+  return Math.fround;
 }
 
 export function product(shape: readonly number[]): number {

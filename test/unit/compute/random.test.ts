@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { philox4x32 } from '../../../src/compute/cpu/philox.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { cpuCompute, FLOAT_DTYPES, freshSeed, randomValues } from './helpers.js';
+import { philoxNormal, philoxUniform } from './philox-reference.js';
 
 let gpu: GpuCompute;
 beforeAll(async () => {
@@ -25,34 +26,12 @@ describe('Philox4x32-10', () => {
   });
 });
 
-/** The contract's uniform value of stream element i, computed here from the raw block. */
-function expectedUniform(seed: number, i: number, low: number, high: number): number {
-  const block = new Uint32Array(4);
-  const index = Math.floor(i / 4);
-  philox4x32(index >>> 0, Math.floor(index / 2 ** 32), 0, 0, seed >>> 0, Math.floor(seed / 2 ** 32), block);
-  const u = (block[i % 4]! >>> 8) / 2 ** 24;
-  const f = Math.fround;
-  return f(f(low) + f(f(f(high) - f(low)) * u));
-}
-
-/** The contract's normal value of stream element i (Box–Muller on the block's word pair). */
-function expectedNormal(seed: number, i: number): number {
-  const block = new Uint32Array(4);
-  const index = Math.floor(i / 4);
-  philox4x32(index >>> 0, 0, 0, 0, seed >>> 0, Math.floor(seed / 2 ** 32), block);
-  const pair = i % 4 < 2 ? 0 : 2;
-  const open = (w: number) => ((w >>> 8) + 0.5) / 2 ** 24;
-  const r = Math.sqrt(-2 * Math.log(open(block[pair]!)));
-  const angle = 2 * Math.PI * open(block[pair + 1]!);
-  return i % 2 === 0 ? r * Math.cos(angle) : r * Math.sin(angle);
-}
-
 describe('rand and randn', () => {
   it('rand follows the Philox stream bit for bit, including a seed above 2^32', async () => {
     for (const seed of [0, 42, freshSeed(), 2 ** 40 + 7]) {
       using t = gpu.rand([3, 7], { seed, low: -2, high: 5 });
       const values = await t.toArray();
-      expect(Array.from(values)).toEqual(Array.from({ length: 21 }, (_, i) => expectedUniform(seed, i, -2, 5)));
+      expect(Array.from(values)).toEqual(Array.from({ length: 21 }, (_, i) => philoxUniform(seed, i, -2, 5)));
     }
   });
 
@@ -60,7 +39,7 @@ describe('rand and randn', () => {
     const seed = freshSeed();
     using t = gpu.randn([1001], { seed, mean: 3, std: 2 });
     const values = await t.toArray();
-    values.forEach((v, i) => expect(Math.abs(v - (3 + 2 * expectedNormal(seed, i)))).toBeLessThanOrEqual(4e-6 * Math.max(1, Math.abs(v))));
+    values.forEach((v, i) => expect(Math.abs(v - (3 + 2 * philoxNormal(seed, i)))).toBeLessThanOrEqual(4e-6 * Math.max(1, Math.abs(v))));
   });
 
   it('is reproducible per seed and differs across seeds', async () => {
@@ -114,7 +93,7 @@ describe('dropout', () => {
     const xs = await x.toArray();
     const ys = await y.toArray();
     const scale = Math.fround(1 / (1 - p));
-    const expected = Array.from(xs, (v, i) => (expectedUniform(seed, i, 0, 1) >= Math.fround(p) ? Math.fround(v * scale) : 0));
+    const expected = Array.from(xs, (v, i) => (philoxUniform(seed, i, 0, 1) >= Math.fround(p) ? Math.fround(v * scale) : 0));
     expect(Array.from(ys)).toEqual(expected);
     expect(Array.from(await again.toArray())).toEqual(Array.from(ys));
     const dropped = ys.filter((v) => v === 0).length / ys.length;

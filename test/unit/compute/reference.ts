@@ -3,13 +3,14 @@
  * the textbook formulas, broadcasting by explicit index arithmetic, and
  * derivatives by central differences.
  */
+import type { UnaryOp } from '../../../src/compute/core/elementwise-ops.js';
 import { referenceErf, referenceErfc } from './helpers.js';
 
 export const sigmoidRef = (x: number) => 1 / (1 + Math.exp(-x));
 const GELU_K = Math.sqrt(2 / Math.PI);
 
-/** Forward references of every unary op, by name. */
-export const UNARY_REFERENCE: Record<string, (x: number, slope: number) => number> = {
+/** Forward references of every unary op of the table (a new op needs its reference here). */
+export const UNARY_REFERENCE: Record<UnaryOp, (x: number, slope: number) => number> = {
   neg: (x) => -x,
   abs: (x) => Math.abs(x),
   exp: (x) => Math.exp(x),
@@ -28,8 +29,8 @@ export const UNARY_REFERENCE: Record<string, (x: number, slope: number) => numbe
 };
 
 /** f'(x) by a central difference of the forward reference (step scaled to x). */
-export function derivativeRef(name: string, x: number, slope: number): number {
-  const f = UNARY_REFERENCE[name]!;
+export function derivativeRef(name: UnaryOp, x: number, slope: number): number {
+  const f = UNARY_REFERENCE[name];
   const h = 1e-6 * Math.max(1, Math.abs(x));
   return (f(x + h, slope) - f(x - h, slope)) / (2 * h);
 }

@@ -1,14 +1,19 @@
 /**
- * GRU checks against the float64 reference, written once for any backend: the CPU unit tests
- * and the GPU tests run the same functions at different sizes. Each returns the norm-wise error.
+ * GRU checks against the float64 reference, written once for any backend: the CPU unit tests,
+ * the GPU tests and the conformance suite run the same functions at different sizes. Each
+ * returns the norm-wise error and the values it read (inputs depend only on the seed, so two
+ * backends given the same case can be compared with each other).
  */
 import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { GruPath } from '../../../src/compute/core/gru-params.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
-import { relError } from '../compute/helpers.js';
-import { flat, nest3, randomLayer, randomTensor, roundTo, type LayerFixture } from './fixtures.js';
+import { relError, roundTo } from '../compute/helpers.js';
+import { flat, nest3, randomLayer, randomTensor, type LayerFixture } from './fixtures.js';
 import { refCell, refGru } from './reference.js';
+
+/** Norm-wise bounds on GPU backends (f32 over chained steps: f32 dot products of length H, states rounded each step). */
+export const GRU_BOUND = { f32: 2e-5, tf32: 5e-3, f16: 2e-3, bf16: 1.6e-2 } as const;
 
 export interface GruCase {
   batch: number;
@@ -38,7 +43,7 @@ function disposeAll(fixtures: LayerFixture[], extra: (Tensor | undefined)[]): vo
 }
 
 /** gpu.gru on fresh inputs vs the reference: errors of the output and of the final hidden state. */
-export function checkGru(gpu: GpuCompute, c: GruCase): { output: number; hidden: number } {
+export function checkGru(gpu: GpuCompute, c: GruCase): { output: number; hidden: number; got: { output: number[]; hidden: number[] } } {
   const dtype = c.dtype ?? 'f32';
   const L = c.layers ?? 1;
   const E = c.ensemble;
@@ -75,7 +80,7 @@ export function checkGru(gpu: GpuCompute, c: GruCase): { output: number; hidden:
     const outShape = [...(E === undefined ? [] : [E]), B, ...(returnSequences ? [T] : []), H];
     if (result.output.shape.join() !== outShape.join()) throw new Error(`output shape ${result.output.shape} != ${outShape}`);
     if (result.hidden.shape.join() !== h0.tensor.shape.join()) throw new Error(`hidden shape ${result.hidden.shape} != ${h0.tensor.shape}`);
-    return { output: relError(gotOut, wantOut, dtype), hidden: relError(gotHidden, wantHidden, dtype) };
+    return { output: relError(gotOut, wantOut, dtype), hidden: relError(gotHidden, wantHidden, dtype), got: { output: gotOut, hidden: gotHidden } };
   } finally {
     disposeAll(layers, [x.tensor, h0.tensor, result.output, result.hidden]);
   }
@@ -85,7 +90,7 @@ export function checkGru(gpu: GpuCompute, c: GruCase): { output: number; hidden:
 export function checkCell(
   gpu: GpuCompute,
   c: { batch: number; input: number; hidden: number; ensemble?: number; seed: number; dtype?: DType; path?: GruPath },
-): number {
+): { error: number; got: number[] } {
   const dtype = c.dtype ?? 'f32';
   const { batch: B, input: I, hidden: H } = c;
   const members = c.ensemble ?? 1;
@@ -102,7 +107,8 @@ export function checkCell(
       }
     }
     if (out.shape.join() !== h.tensor.shape.join()) throw new Error(`cell shape ${out.shape} != ${h.tensor.shape}`);
-    return relError(read(out), want, dtype);
+    const got = read(out);
+    return { error: relError(got, want, dtype), got };
   } finally {
     disposeAll([layer], [x.tensor, h.tensor, out]);
   }
@@ -112,7 +118,7 @@ export function checkCell(
 export function checkRollout(
   gpu: GpuCompute,
   c: { batch: number; state: number; hidden: number; steps: number; ensemble?: number; layers?: number; seed: number; path?: GruPath },
-): { states: number; hidden: number } {
+): { states: number; hidden: number; got: { states: number[]; hidden: number[] } } {
   const { batch: B, state: S, hidden: H, steps } = c;
   const L = c.layers ?? 1;
   const E = c.ensemble;
@@ -161,7 +167,8 @@ export function checkRollout(
     for (let l = 0; l < L; l++) for (let e = 0; e < members; e++) for (const v of finals[e]![l]!.flat()) wantHidden.push(v);
     const shape = [...lead, B, steps, S];
     if (result.states.shape.join() !== shape.join()) throw new Error(`states shape ${result.states.shape} != ${shape}`);
-    return { states: relError(read(result.states), wantStates), hidden: relError(read(result.hidden), wantHidden) };
+    const got = { states: read(result.states), hidden: read(result.hidden) };
+    return { states: relError(got.states, wantStates), hidden: relError(got.hidden, wantHidden), got };
   } finally {
     disposeAll(layers, [state.tensor, h0.tensor, pw.tensor, pb.tensor, result.states, result.hidden]);
   }

@@ -3,17 +3,11 @@
  * actually hold (after rounding to their dtype) in the form the float64 reference takes.
  */
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../../../src/compute/core/dtype.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GruLayerWeights } from '../../../src/compute/ops/gru.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
-import { randomValues } from '../compute/helpers.js';
-import type { RefLayer, Round } from './reference.js';
-
-export function roundTo(dtype: DType): Round {
-  if (dtype === 'f16') return (v) => f16BitsToF32(f32ToF16Bits(v));
-  if (dtype === 'bf16') return (v) => bf16BitsToF32(f32ToBf16Bits(v));
-  return Math.fround;
-}
+import { randomValues, roundTo } from '../compute/helpers.js';
+import type { RefLayer } from './reference.js';
 
 /** A tensor of fresh values and the values it holds. */
 export function randomTensor(gpu: GpuCompute, shape: number[], seed: number, dtype: DType, scale = 1): { tensor: Tensor; values: number[] } {

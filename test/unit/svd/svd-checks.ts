@@ -28,6 +28,19 @@ export function runSvd(gpu: GpuCompute, km: KnownMatrix, options?: SvdOptions, r
   return toHost(svd(gpu.session, a, options, route));
 }
 
+/** U·diag(S)·V on the host, in float64. */
+export function reconstruction(r: HostSvd, m: number, n: number): Float64Array {
+  const k = r.s.length;
+  const out = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let p = 0; p < k; p++) {
+      const scaled = r.u[i * k + p]! * r.s[p]!;
+      for (let j = 0; j < n; j++) out[i * n + j]! += scaled * r.v[p * n + j]!;
+    }
+  }
+  return out;
+}
+
 /** Largest |got − want| / want over want's entries. */
 export function maxRelativeError(got: ArrayLike<number>, want: readonly number[]): number {
   let worst = 0;

@@ -83,7 +83,9 @@ export async function probeAll(): Promise<InfoReport> {
   for (const registration of BACKENDS) {
     const probe = await registration.probe();
     backends[registration.kind] = probe.backend;
-    if (!registration.hostDevice && !registration.aliasOf) devices.push(...probe.devices.map(infoDevice));
+    // The device table lists GPUs: not the host, not an alias's copies, not software adapters.
+    if (registration.hostDevice || registration.aliasOf) continue;
+    devices.push(...probe.devices.filter((d) => !d.info?.software).map(infoDevice));
   }
   return {
     schema: 1,

@@ -59,7 +59,8 @@ export async function selectDevice(requirements: DeviceRequirements = {}): Promi
   const rejected: DeviceRejection[] = [];
   const candidates: DeviceCandidate[] = [];
   for (const kind of BACKEND_KINDS) {
-    if (!platforms.includes(kind)) continue;
+    // An alias (Metal) lists the devices of the backend it opens, which is enumerated itself.
+    if (!platforms.includes(kind) || registration(kind).aliasOf !== undefined) continue;
     const { backend, devices } = await registration(kind).probe();
     if (!backend.available) rejected.push({ backend: kind, reason: backend.reason ?? 'unavailable' });
     for (const device of devices) {
@@ -82,7 +83,9 @@ export async function selectDevice(requirements: DeviceRequirements = {}): Promi
     throw new InvalidArgumentError(`selectDevice: no local device meets the requirements (${why})`);
   }
 
-  qualified.sort((a, b) => rank(a.info) - rank(b.info) || b.info.freeMemory - a.info.freeMemory);
+  // Unknown free memory (NaN) ranks as none.
+  const free = (info: DeviceInfo) => (Number.isNaN(info.freeMemory) ? 0 : info.freeMemory);
+  qualified.sort((a, b) => rank(a.info) - rank(b.info) || free(b.info) - free(a.info));
   const [best, ...others] = qualified;
   const chosen = best!.info;
   for (const other of others) {
@@ -114,6 +117,8 @@ function validateRequirements(r: DeviceRequirements): readonly BackendKind[] {
 
 /** The first requirement `info` misses, or undefined. */
 function unmetRequirement(info: DeviceInfo, r: DeviceRequirements): string | undefined {
+  if (info.software) return 'a software adapter, which the CPU backend outruns';
+  if (r.minMemoryBytes !== undefined && Number.isNaN(info.freeMemory)) return `its free memory is unknown (${info.backend} does not report it)`;
   if (r.minMemoryBytes !== undefined && info.freeMemory < r.minMemoryBytes) {
     return `free memory ${gib(info.freeMemory)} is below the required ${gib(r.minMemoryBytes)}`;
   }

@@ -56,12 +56,13 @@ export interface ConformanceOptions {
   open?: OpenCompute;
 }
 
-export function describeConformance(registration: BackendRegistration, options: ConformanceOptions = {}): void {
+/** Describes the suite on `registration`'s backend; probes it first, so await it at the top of a test file. */
+export async function describeConformance(registration: BackendRegistration, options: ConformanceOptions = {}): Promise<void> {
   const name = options.name ?? registration.kind;
   const open: OpenCompute =
     options.open ?? ((o) => GpuCompute.create({ backend: registration.kind as BackendKind, logLevel: 'silent', ...o }));
   const ctx = new ConformanceContext(registration, open);
-  const { backend: probe } = registration.probe({ freeMemory: false });
+  const { backend: probe } = await registration.probe({ freeMemory: false });
   const body = () => {
     beforeAll(() => ctx.open());
     afterAll(() => ctx.close());

@@ -25,7 +25,7 @@ function reduceToCore(backend: Backend): void {
   withComposedOps(backend);
 }
 
-describeConformance(coreOnly, {
+await describeConformance(coreOnly, {
   name: 'cpu, core ops only',
   async open(options) {
     const gpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent', ...options });

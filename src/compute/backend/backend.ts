@@ -26,15 +26,19 @@ export interface DeviceInfo {
   computeCapability?: string;
   /** e.g. "sm_90" (CUDA only). */
   arch?: string;
+  /** Bytes; NaN where the platform does not say (WebGPU). */
   totalMemory: number;
+  /** Bytes, read now; NaN where the platform does not say, or a probe was told not to read it. */
   freeMemory: number;
-  /** Streaming multiprocessors (GPU) or logical cores (CPU). */
+  /** Streaming multiprocessors (GPU) or logical cores (CPU); NaN where the platform does not say. */
   multiprocessorCount: number;
   tensorCores: boolean;
   /** Native f16 arithmetic (f16 tensors work on every backend; the CPU emulates them through f32). */
   fp16: boolean;
   /** Native bf16 arithmetic (same remark as fp16). */
   bf16: boolean;
+  /** The device is emulated on the CPU (a software WebGPU adapter such as Mesa's lavapipe). */
+  software?: boolean;
   /** Details a GPU backend reports where it can read them (`gpucompute info` shows them). */
   uuid?: string;
   pciBusId?: string;

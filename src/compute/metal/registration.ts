@@ -4,6 +4,7 @@
  * conformance suite leave it out; elsewhere it is unavailable with the reason.
  */
 import { BackendUnavailableError, type BackendRegistration } from '../backend/registration.js';
+import { WEBGPU_UNSUPPORTED } from '../webgpu/support.js';
 import { describeWebGpu, openWebGpu, probeWebGpu, type WebGpuProbe } from '../webgpu/registration.js';
 
 /** Why Metal cannot be used on this platform, or undefined on macOS. */
@@ -22,9 +23,7 @@ export const metalRegistration: BackendRegistration<'metal', WebGpuProbe> = {
   kind: 'metal',
   title: 'Metal',
   aliasOf: 'webgpu',
-  unsupported: {
-    denseLinalg: 'WebGPU has no dense factorization library; svd runs its dense steps on the host',
-  },
+  unsupported: WEBGPU_UNSUPPORTED,
   probe: probeMetal,
   describe: describeWebGpu,
   async open(options) {

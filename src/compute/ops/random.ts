@@ -6,7 +6,11 @@ import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { copy, full } from './creation.js';
 
-/** Options of `gpu.rand`: uniform in [low, high). */
+/**
+ * Options of `gpu.rand`: uniform in [low, high), drawn in f32 and then rounded to the dtype. In f16
+ * and bf16 a draw within half a step of `high` rounds to `high` (about 2^-12 of f16 draws and
+ * 2^-9 of bf16 draws in [0, 1)); so does an f32 draw when high − low is tiny next to |low|.
+ */
 export interface RandOptions<D extends DType = DType> {
   /** Philox key; default: the next seed of this GpuCompute's sequence (0, 1, 2, ...). */
   seed?: number;

@@ -80,8 +80,7 @@ export class Session implements TensorOwner {
   assertSupports(op: string, ...needed: OptionalOp[]): void {
     for (const name of needed) {
       if (typeof this.backend[name] !== 'function') {
-        const reason = this.backend.unsupported?.[name] ?? 'the backend does not implement it';
-        throw new UnsupportedOperationError(op, this.backend.kind, name === op ? reason : `${name}: ${reason}`);
+        throw new UnsupportedOperationError(op, this.backend.kind, this.backend.unsupported?.[name] ?? `it has no ${name}`);
       }
     }
   }

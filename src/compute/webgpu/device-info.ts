@@ -10,12 +10,13 @@ export function webgpuDeviceInfo(adapter: WebGpuAdapterInfo, ordinal: number, fp
     platform: `WebGPU (Dawn, webgpu@${WEBGPU_PACKAGE_VERSION}) on ${adapter.backendType}${adapter.fallback ? ', software adapter' : ''}`,
     deviceName: adapter.description || adapter.device || `${adapter.vendor} ${adapter.architecture}`.trim(),
     ordinal,
-    // WebGPU reports no memory sizes or compute-unit counts.
-    totalMemory: 0,
-    freeMemory: 0,
-    multiprocessorCount: 0,
+    // WebGPU reports no memory sizes or compute-unit counts: unknown.
+    totalMemory: NaN,
+    freeMemory: NaN,
+    multiprocessorCount: NaN,
     tensorCores: false,
     fp16,
     bf16: false,
+    ...(adapter.fallback ? { software: true } : {}),
   };
 }

@@ -7,6 +7,7 @@
 import { BackendUnavailableError, oneLine, type BackendProbe, type BackendRegistration, type ProbedDevice } from '../backend/registration.js';
 import { listWebGpuAdapters, webgpuAdapterInfo, type WebGpuAdapterEntry, type WebGpuAdapterInfo, type WebGpuAdapterOptions } from './adapter.js';
 import { webgpuDeviceInfo } from './device-info.js';
+import { WEBGPU_UNSUPPORTED } from './support.js';
 import { WebGpuUnavailableError } from './webgpu-errors.js';
 
 /** The WebGPU backend: the adapter it would use, and every adapter Dawn sees. */
@@ -72,9 +73,7 @@ export async function openWebGpu(kind: string, options: Parameters<BackendRegist
 export const webgpuRegistration: BackendRegistration<'webgpu', WebGpuProbe> = {
   kind: 'webgpu',
   title: 'WebGPU',
-  unsupported: {
-    denseLinalg: 'WebGPU has no dense factorization library; svd runs its dense steps on the host',
-  },
+  unsupported: WEBGPU_UNSUPPORTED,
   probe: () => probeWebGpu(),
   describe: describeWebGpu,
   open: (options) => openWebGpu('webgpu', options),

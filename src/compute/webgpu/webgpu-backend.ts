@@ -45,6 +45,7 @@ import { layerNorm, softmax } from './rows.js';
 import { transpose } from './transpose.js';
 import { WebGpuDevice } from './webgpu-device.js';
 import { webgpuDeviceInfo } from './device-info.js';
+import { WEBGPU_UNSUPPORTED } from './support.js';
 import { WebGpuCapabilityError, WebGpuOutOfMemoryError } from './webgpu-errors.js';
 import { WebGpuBuffer, WebGpuSegments, type WebGpuStream } from './webgpu-memory.js';
 import { probeSubgroups } from './team.js';
@@ -107,6 +108,7 @@ export async function createWebGpuBackend(options: WebGpuBackendOptions = {}): P
 /** The WebGPU implementation of {@link Backend}. */
 export class WebGpuBackend implements Backend, WebGpuOpContext {
   readonly kind = 'webgpu' as const;
+  readonly unsupported = WEBGPU_UNSUPPORTED;
   readonly dev: WebGpuDevice;
   readonly batch: CommandBatch;
   readonly dispatcher: Dispatcher;

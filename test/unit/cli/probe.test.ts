@@ -22,7 +22,7 @@ describe('probeAll on this machine', () => {
     expect(Object.keys(report)).toEqual(['schema', 'tool', 'version', 'generatedAt', 'host', 'backends', 'devices']);
     expect(report.schema).toBe(1);
     expect(report.version).toBe(packageVersion());
-    expect(Object.keys(report.backends)).toEqual(['cuda', 'hip', 'metal', 'cpu']);
+    expect(Object.keys(report.backends)).toEqual(['cuda', 'hip', 'webgpu', 'metal', 'cpu']);
     expect(Number.isNaN(Date.parse(report.generatedAt))).toBe(false);
   });
 

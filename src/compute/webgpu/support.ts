@@ -1,0 +1,6 @@
+/** The optional op the WebGPU backend leaves out, and why. */
+import type { OptionalOp } from '../backend/backend.js';
+
+export const WEBGPU_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
+  denseLinalg: 'WebGPU has no dense factorization library; svd runs its dense steps on the host',
+};

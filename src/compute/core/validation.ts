@@ -50,19 +50,24 @@ function quote(s: string): string {
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
 }
 
-/** Levenshtein distance, case-insensitive: how many single-letter edits turn `a` into `b`. */
+/**
+ * Edit distance, case-insensitive: the single-letter insertions, deletions, substitutions and
+ * swaps of two neighbours (optimal string alignment) that turn `a` into `b`.
+ */
 export function editDistance(a: string, b: string): number {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
-  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from({ length: x.length + 1 }, (_, i) => [i, ...new Array<number>(y.length).fill(0)]);
+  for (let j = 1; j <= y.length; j++) d[0]![j] = j;
   for (let i = 1; i <= x.length; i++) {
-    const current = [i];
     for (let j = 1; j <= y.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
     }
-    previous = current;
   }
-  return previous[y.length]!;
+  return d[x.length]![y.length]!;
 }
 
 /** The candidate nearest to `name`, when it is near enough to be what was meant (at most a third of its letters differ). */

@@ -59,7 +59,9 @@ export function activationGrad<D extends DType>(s: Session, activation: Activati
   const op = 'activationGrad';
   const name = checkChoice(op, 'activation', activation, Object.keys(ACTIVATION_GRAD) as ActivationName[], undefined, 'unknown');
   const o = checkOptions<ActivationGradOptions>(op, options, ACTIVATION_GRAD_OPTIONS);
-  const gradOp = ACTIVATION_GRAD[name === 'gelu' ? geluOp(op, o) : name];
+  // approximate is checked whatever the activation, so a bad value never passes unnoticed.
+  const geluForm = geluOp(op, o);
+  const gradOp = ACTIVATION_GRAD[name === 'gelu' ? geluForm : name];
   const slope = validateFinite(op, 'slope', o.slope ?? DEFAULT_LEAKY_SLOPE);
   s.checkFloat(op, x, 'x');
   s.checkFloat(op, dy, 'dy');

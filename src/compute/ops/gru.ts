@@ -166,6 +166,7 @@ export function gru(s: Session, x: Tensor, h0: Tensor | null | undefined, weight
   const precision = checkPrecision(op, options.precision);
   const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
   const dropout = checkDropout(op, options.dropout);
+  s.checkTensor(op, x, 'x');
   const stack = checkWeights(s, op, weights, [['x', x], ['h0', h0]]);
   const E = stack.ensemble;
   checkInput(op, x, 'x', stack, 3);
@@ -212,6 +213,7 @@ export function gruCell(s: Session, x: Tensor, h: Tensor, weights: GruLayerWeigh
   if (Array.isArray(weights)) throw new InvalidArgumentError(`${op}: takes one layer's weights, not a stack`);
   const precision = checkPrecision(op, options.precision);
   const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
+  s.checkTensor(op, x, 'x');
   s.checkTensor(op, h, 'h');
   const stack = checkWeights(s, op, weights, [['x', x], ['h', h]]);
   checkInput(op, x, 'x', stack, 2);
@@ -250,6 +252,7 @@ export function gruRollout(
   const precision = checkPrecision(op, o.precision);
   const path = checkChoice(op, 'path', o.path, GRU_PATHS, 'auto');
   const steps = checkInteger(op, 'steps', o.steps, 1);
+  s.checkTensor(op, state, 'state');
   const stack = checkWeights(s, op, weights, [
     ['state', state],
     ['h0', h0],
@@ -526,9 +529,11 @@ function checkWeights(s: Session, op: string, weights: unknown, others: readonly
       throw new InvalidArgumentError(`${op}: ${where}weights must be an object { wIh, wHh, bIh?, bHh?, layerNorm? }, got ${describeValue(entry)}`);
     }
     const w = checkOptions<GruLayerWeights>(op, entry, GRU_LAYER_KEYS, list.length > 1 ? `weights[${l}]` : 'weights');
-    if (w.wIh === undefined || w.wHh === undefined) throw new InvalidArgumentError(`${op}: ${where}weights need wIh and wHh`);
-    given(`${where}wIh`, w.wIh);
-    given(`${where}wHh`, w.wHh);
+    // Required: undefined is refused as "wIh must be a Tensor, got undefined".
+    for (const name of ['wIh', 'wHh'] as const) {
+      s.checkTensor(op, w[name], `${where}${name}`);
+      named.push([`${where}${name}`, w[name]]);
+    }
     given(`${where}bIh`, w.bIh);
     given(`${where}bHh`, w.bHh);
     const ln = w.layerNorm === undefined ? undefined : checkOptions<GruLayerNorm>(op, w.layerNorm, GRU_LAYER_NORM_KEYS, `${where}layerNorm`);
@@ -625,8 +630,10 @@ function checkInput(op: string, x: Tensor, name: string, stack: CheckedStack, ra
 function checkProjection(op: string, p: unknown, stack: CheckedStack, S: number): { weight: Tensor; bias: Tensor | undefined } {
   if (p === undefined || p === null) throw new InvalidArgumentError(`${op}: outputProjection { weight, bias? } is required`);
   const { weight, bias } = checkOptions<GruOutputProjection>(op, p, GRU_PROJECTION_KEYS, 'outputProjection');
-  if (weight === undefined) throw new InvalidArgumentError(`${op}: outputProjection.weight is required`);
   const lead = stack.ensemble !== undefined ? [stack.ensemble] : [];
+  if (weight === undefined) {
+    throw new InvalidArgumentError(`${op}: outputProjection.weight must be a Tensor ${formatShape([S, stack.hidden])} (hidden → the ${S} inputs of layer 0), got undefined`);
+  }
   const shared = sameShape(weight.shape, [S, stack.hidden]);
   if (!shared && !sameShape(weight.shape, [...lead, S, stack.hidden])) {
     throw new InvalidArgumentError(
@@ -646,7 +653,6 @@ function checkPrecision(op: string, precision: unknown): 'highest' | 'tf32' {
 
 function checkDropout(op: string, dropout: unknown): { p: number; seed: number } | undefined {
   if (dropout === undefined) return undefined;
-  if (dropout === null) throw new InvalidArgumentError(`${op}: dropout must be { p, seed? }, got null`);
   const { p, seed } = checkOptions<NonNullable<GruOptions['dropout']>>(op, dropout, GRU_DROPOUT_KEYS, 'dropout');
   if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: dropout.p must be in [0, 1], got ${describeValue(p)}`);
   const key = validateSeed(op, seed ?? 0);

@@ -78,7 +78,7 @@ export class Session implements TensorOwner {
   checkTensor(op: string, t: unknown, name: string): asserts t is Tensor {
     this.assertLive();
     if (!(t instanceof Tensor)) throw new InvalidArgumentError(`${op}: ${name} must be a Tensor, got ${describeValue(t)}`);
-    t.assertLive();
+    if (t.disposed) throw new DisposedError(t.owner.disposed ? `${op}: ${name}: the GpuCompute holding ${t.toString()}` : `${op}: ${name} ${t.toString()}`);
     if (t.owner !== this) {
       const other = t.owner instanceof Session ? t.owner.label() : 'another owner';
       throw new InvalidArgumentError(

@@ -130,6 +130,19 @@ function instrument(
   };
 }
 
+/** The backend op calls `fn` makes (it may throw; the error is returned, not thrown). */
+export function backendCallsDuring(g: GpuCompute, fn: () => unknown): { calls: string[]; error: unknown; result: unknown } {
+  const calls: string[] = [];
+  const restore = instrument(g, () => {}, (name) => calls.push(name));
+  try {
+    return { calls, error: undefined, result: fn() };
+  } catch (error) {
+    return { calls, error, result: undefined };
+  } finally {
+    restore();
+  }
+}
+
 /** How a successful run of an op allocates and calls the backend. */
 interface Trace {
   /** For each allocation, the pool budget above the baseline it needs (bytes in use after it). */

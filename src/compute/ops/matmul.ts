@@ -125,7 +125,8 @@ export function linear<D extends DType>(
   if (bias !== undefined && bias !== null) checkBias(s, op, bias, outFeatures, dtype);
   const resolved = resolveOptions(op, { ...options, transB: true, ...(activation === undefined ? {} : { activation }) });
   // Every leading dim of x is a row of one product with the shared weight.
-  const rows = x.size / inFeatures;
+  // The product of the leading dims, not x.size / in: that is 0/0 when in = 0.
+  const rows = x.shape.slice(0, -1).reduce((p, d) => p * d, 1);
   const plan = planMatmul(op, [rows, inFeatures], weight.shape, false, true);
   s.assertSupports(op, 'matmul');
   const out = run(s, op, plan, x, weight, undefined, bias ?? undefined, resolved) as Tensor<D>;

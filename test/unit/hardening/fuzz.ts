@@ -9,7 +9,9 @@
  */
 import fc from 'fast-check';
 import type { DType } from '../../../src/compute/core/dtype.js';
+import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
+import type { OpProperty } from './op-properties.js';
 
 export const FUZZ_RUNS_ENV = 'GPUCOMPUTE_FUZZ_RUNS';
 export const FUZZ_SEED_ENV = 'GPUCOMPUTE_FUZZ_SEED';
@@ -23,17 +25,19 @@ function envInteger(name: string): number | undefined {
   return value;
 }
 
-/** Runs per property. */
-export const FUZZ_RUNS = envInteger(FUZZ_RUNS_ENV) ?? 25;
+/** Runs per property: `GPUCOMPUTE_FUZZ_RUNS`, else `fallback` (25 for `npm test`). */
+export function fuzzRuns(fallback = 25): number {
+  return envInteger(FUZZ_RUNS_ENV) ?? fallback;
+}
 
 /**
  * Checks `property` (async) with the configured runs; on failure throws an error that gives the
  * seed, the shrink path and the counterexample, and the environment that replays exactly it.
  */
-export async function checkProperty<T>(name: string, property: fc.IAsyncPropertyWithHooks<T> | fc.IAsyncProperty<T>): Promise<void> {
+export async function checkProperty<T>(name: string, property: fc.IAsyncProperty<T>, runs = fuzzRuns()): Promise<void> {
   const seed = envInteger(FUZZ_SEED_ENV);
   const path = process.env[FUZZ_PATH_ENV]?.trim();
-  const parameters: fc.Parameters<T> = { numRuns: FUZZ_RUNS, ...(seed === undefined ? {} : { seed }), ...(path ? { path } : {}) };
+  const parameters: fc.Parameters<T> = { numRuns: runs, ...(seed === undefined ? {} : { seed }), ...(path ? { path } : {}) };
   const details = await fc.check(property, parameters);
   if (!details.failed) return;
   const replay = `${FUZZ_SEED_ENV}=${details.seed}${details.counterexamplePath ? ` ${FUZZ_PATH_ENV}=${details.counterexamplePath}` : ''}`;
@@ -83,4 +87,24 @@ export function mismatch(got: Output, want: Output, tolerance: number, absolute 
   const relative = norm === 0 ? Infinity : error / Math.sqrt(norm);
   if (relative <= tolerance) return undefined;
   return `norm-wise error ${relative.toExponential(3)} > ${tolerance.toExponential(3)} (largest at element ${worst}: ${got.values[worst]} vs ${want.values[worst]})`;
+}
+
+/**
+ * One run of a property: the op on `on`, which must leave the pool as it found it, and each
+ * output of `expected` (a reference, or another backend's run) within the property's tolerance.
+ */
+export function compareRun<C>(p: OpProperty<C>, c: C, on: GpuCompute, expected: Record<string, Output>, against: 'reference' | 'cpu'): void {
+  const before = on.memoryStats();
+  const got = p.run(on, c);
+  const after = on.memoryStats();
+  if (after.inUseBytes !== before.inUseBytes || after.allocations !== before.allocations) {
+    throw new Error(`the op left ${after.inUseBytes - before.inUseBytes} bytes in ${after.allocations - before.allocations} allocations behind`);
+  }
+  for (const [name, want] of Object.entries(expected)) {
+    const output = got[name];
+    if (!output) throw new Error(`no output ${name}`);
+    const { relative, absolute } = p.tolerance(c, name, against);
+    const why = mismatch(output, want, relative, absolute);
+    if (why) throw new Error(`${name}: ${why}`);
+  }
 }

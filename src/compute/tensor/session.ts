@@ -52,12 +52,8 @@ export class Session implements TensorOwner {
     try {
       buffer = this.backend.alloc(bytes);
     } catch (err) {
-      if (err instanceof GpuError) {
-        const original = err.message;
-        err.message = `${op}: a ${d} tensor of shape ${formatShape(s)}: ${original}`;
-        // The stack's first line repeats the message as it was when the error was made.
-        if (err.stack) err.stack = err.stack.replace(original, err.message);
-      }
+      // (V8 formats err.stack when first read, so its first line shows the new message too.)
+      if (err instanceof GpuError) err.message = `${op}: a ${d} tensor of shape ${formatShape(s)}: ${err.message}`;
       throw err;
     }
     return new Tensor(new TensorStorage(this, buffer), d, s);

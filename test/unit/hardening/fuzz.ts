@@ -1,6 +1,7 @@
 /**
  * How the property-based tests run: fast-check with a bounded number of runs per property
- * (`GPUCOMPUTE_FUZZ_RUNS`, default 25, so `npm test` stays quick; the GPU machine sets more),
+ * (`GPUCOMPUTE_FUZZ_RUNS`; default 100 in the unit tests, a few seconds in all, and 200 in the
+ * GPU project, whose run on the GPU machine can set more),
  * a fresh seed per run unless `GPUCOMPUTE_FUZZ_SEED` (and `GPUCOMPUTE_FUZZ_PATH`, to go straight
  * to the shrunk case) replays one, and a failure message that says how to replay it.
  *
@@ -25,8 +26,8 @@ function envInteger(name: string): number | undefined {
   return value;
 }
 
-/** Runs per property: `GPUCOMPUTE_FUZZ_RUNS`, else `fallback` (25 for `npm test`). */
-export function fuzzRuns(fallback = 25): number {
+/** Runs per property: `GPUCOMPUTE_FUZZ_RUNS`, else `fallback` (100 for the unit tests). */
+export function fuzzRuns(fallback = 100): number {
   return envInteger(FUZZ_RUNS_ENV) ?? fallback;
 }
 

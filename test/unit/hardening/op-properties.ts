@@ -125,11 +125,17 @@ const anyFloat = fc.oneof(
 );
 const anyInt = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: -100, max: 100 }) }, { weight: 1, arbitrary: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }) });
 
-/** A dim: mostly 1..max, sometimes 0. */
-const dim = (max = 4) => fc.oneof({ weight: 12, arbitrary: fc.integer({ min: 1, max }) }, { weight: 1, arbitrary: fc.constant(0) });
+/**
+ * A dim: mostly 1..max, sometimes 0, and, when `large` is given, now and then max+1..large (past
+ * the tile and block sizes of the device kernels: 16, 32, 64, 128, 256).
+ */
+function dim(max = 4, large = 0): fc.Arbitrary<number> {
+  const small = [{ weight: 12, arbitrary: fc.integer({ min: 1, max }) }, { weight: 1, arbitrary: fc.constant(0) }];
+  return large > max ? fc.oneof(...small, { weight: 3, arbitrary: fc.integer({ min: max + 1, max: large }) }) : fc.oneof(...small);
+}
 
-function shapeArb(minRank: number, maxRank: number, maxDim = 4, maxSize = 96): fc.Arbitrary<number[]> {
-  return fc.array(dim(maxDim), { minLength: minRank, maxLength: maxRank }).filter((s) => size(s) <= maxSize);
+function shapeArb(minRank: number, maxRank: number, maxDim = 4, maxSize = 1200, large = 300): fc.Arbitrary<number[]> {
+  return fc.array(dim(maxDim, large), { minLength: minRank, maxLength: maxRank }).filter((s) => size(s) <= maxSize);
 }
 
 function valuesArb(n: number, dtype: DType, element: fc.Arbitrary<number>): fc.Arbitrary<number[]> {
@@ -437,7 +443,7 @@ const rowsProperty: OpProperty<RowsCase> = {
   name: 'row ops (softmax, logSoftmax, layerNorm)',
   ops: ['softmax', 'logSoftmax', 'layerNorm'],
   arbitrary: fc
-    .record({ op: fc.constantFrom('softmax' as const, 'logSoftmax' as const, 'layerNorm' as const), shape: shapeArb(0, 3, 6), dtype: fc.constantFrom(...FLOAT_DTYPES) })
+    .record({ op: fc.constantFrom('softmax' as const, 'logSoftmax' as const, 'layerNorm' as const), shape: shapeArb(0, 3, 6, 1500), dtype: fc.constantFrom(...FLOAT_DTYPES) })
     .chain(({ op, shape, dtype }) => {
       const cols = shape.length === 0 ? 1 : shape.at(-1)!;
       const param = fc.option(tensorArb([cols], dtype, moderate(2)), { nil: undefined });
@@ -502,7 +508,7 @@ const layoutProperty: OpProperty<LayoutCase> = {
     .chain(({ op, dtype }) =>
       fc.record({
         op: fc.constant(op),
-        x: shapeArb(op === 'transpose' ? 2 : 0, 4).chain((s) => tensorArb(s, dtype)),
+        x: shapeArb(op === 'transpose' ? 2 : 0, 4, 4, 1200, 100).chain((s) => tensorArb(s, dtype)),
         target: fc.constantFrom<DType>(...FLOAT_DTYPES, 'i32'),
         value: dtype === 'i32' ? anyInt : anyFloat,
         data: fc.constantFrom('numbers' as const, 'Float64Array' as const, 'Float32Array' as const, 'Int16Array' as const),
@@ -581,7 +587,7 @@ const randomProperty: OpProperty<RandomCase> = {
   name: 'random ops (rand, randn, dropout) from the Philox uniform stream',
   ops: ['rand', 'randn', 'dropout'],
   arbitrary: fc
-    .record({ op: fc.constantFrom('rand' as const, 'randn' as const, 'dropout' as const), shape: shapeArb(0, 3, 8, 200), dtype: fc.constantFrom(...FLOAT_DTYPES) })
+    .record({ op: fc.constantFrom('rand' as const, 'randn' as const, 'dropout' as const), shape: shapeArb(0, 3, 8, 4000, 1000), dtype: fc.constantFrom(...FLOAT_DTYPES) })
     .chain(({ op, shape, dtype }) =>
       fc.record({
         op: fc.constant(op),
@@ -665,10 +671,10 @@ const matmulProperty: OpProperty<MatmulCase> = {
     .record({
       op: fc.constantFrom('matmul' as const, 'linear' as const),
       dtype: fc.constantFrom(...FLOAT_DTYPES),
-      m: dim(5),
-      n: dim(5),
-      k: dim(6),
-      outBatch: shapeArb(0, 2, 3, 9),
+      m: dim(5, 70),
+      n: dim(5, 70),
+      k: dim(6, 70),
+      outBatch: shapeArb(0, 2, 3, 9, 0),
       transA: fc.boolean(),
       transB: fc.boolean(),
       withC: fc.boolean(),
@@ -790,9 +796,9 @@ const attentionProperty: OpProperty<AttentionCase> = {
       batch: fc.integer({ min: 1, max: 2 }),
       kvHeads: fc.integer({ min: 1, max: 2 }),
       group: fc.integer({ min: 1, max: 3 }),
-      seqQ: dim(6),
-      seqK: dim(7),
-      headDim: fc.constantFrom(1, 3, 8, 16),
+      seqQ: dim(6, 80),
+      seqK: dim(7, 80),
+      headDim: fc.constantFrom(1, 3, 8, 16, 32, 64, 80, 128),
       causal: fc.boolean(),
       scale: fc.option(fc.double({ min: 0.05, max: 2, noNaN: true }), { nil: undefined }),
       lengthsForm: fc.option(fc.constantFrom('array' as const, 'tensor' as const), { nil: undefined }),
@@ -883,7 +889,7 @@ const svdProperty: OpProperty<SvdCase> = {
   name: 'svd of known spectra (full and truncated): singular values, reconstruction, orthonormality',
   ops: ['svd'],
   arbitrary: fc
-    .record({ m: fc.integer({ min: 1, max: 12 }), n: fc.integer({ min: 1, max: 12 }), full: fc.boolean(), seed: fc.integer({ min: 1, max: 1e6 }) })
+    .record({ m: dim(12, 40).map((d) => Math.max(d, 1)), n: dim(12, 40).map((d) => Math.max(d, 1)), full: fc.boolean(), seed: fc.integer({ min: 1, max: 1e6 }) })
     .chain((p) => {
       const smaller = Math.min(p.m, p.n);
       return fc.integer({ min: 1, max: smaller }).chain((r) =>
@@ -1023,8 +1029,8 @@ const gruProperty: OpProperty<GruCase> = {
       perMember: fc.boolean(),
       batch: fc.integer({ min: 1, max: 3 }),
       steps: fc.integer({ min: 1, max: 4 }),
-      input: fc.integer({ min: 1, max: 4 }),
-      hidden: fc.integer({ min: 1, max: 5 }),
+      input: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 5, max: 20 })),
+      hidden: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 6, max: 40 })),
       biases: fc.boolean(),
       layerNorm: fc.boolean(),
       withH0: fc.boolean(),

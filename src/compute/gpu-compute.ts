@@ -145,10 +145,7 @@ export class GpuCompute {
     if (r.platforms !== undefined && !Array.isArray(r.platforms)) {
       throw new InvalidArgumentError(`${op}: platforms must be an array of backend kinds (${BACKEND_KINDS.join(', ')}), got ${describeValue(r.platforms)}`);
     }
-    for (const p of r.platforms ?? []) checkChoice(op, 'platform', p, BACKEND_KINDS, undefined, 'unknown');
-    if (r.minMemoryBytes !== undefined && (typeof r.minMemoryBytes !== 'number' || !(r.minMemoryBytes >= 0) || !Number.isFinite(r.minMemoryBytes))) {
-      throw new InvalidArgumentError(`${op}: minMemoryBytes must be a number ≥ 0, got ${describeValue(r.minMemoryBytes)}`);
-    }
+    // selectDevice checks the platforms' names and minMemoryBytes itself.
     return selectDevice(r);
   }
 

@@ -41,7 +41,7 @@ import {
   type GruWeights,
 } from './ops/gru.js';
 import { transpose } from './ops/layout.js';
-import { linear, matmul, type LinearOptions, type MatmulOptions } from './ops/matmul.js';
+import { linear, matmul, type MatmulOptions } from './ops/matmul.js';
 import { dropout, rand, randn, type RandnOptions, type RandOptions } from './ops/random.js';
 import { reduce, type ReduceOptions } from './ops/reduce.js';
 import { DEFAULT_LAYER_NORM_EPS, layerNorm, softmax } from './ops/rows.js';
@@ -339,7 +339,7 @@ export class GpuCompute {
     weight: Tensor<D>,
     bias?: Tensor<D> | null,
     activation?: MatmulActivation | 'none',
-    options: LinearOptions = {},
+    options: Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'> = {},
   ): Tensor<D> {
     return linear(this.#session, x, weight, bias, activation, options);
   }

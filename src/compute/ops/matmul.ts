@@ -55,7 +55,7 @@ interface ResolvedOptions {
   autotune: boolean;
 }
 
-/** The options of `gpu.linear`. */
+/** The options of `gpu.linear` (the GpuCompute method spells the same Pick, which the package exports through MatmulOptions). */
 export type LinearOptions = Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'>;
 
 /** The keys {@link MatmulOptions} takes. */

@@ -1,7 +1,7 @@
 /** Seeded random tensors and dropout, from the Philox stream every backend shares. */
 import { InvalidArgumentError } from '../../errors.js';
 import { isFloatDType, type DType } from '../core/dtype.js';
-import { checkOptions, describeValue, optionKeys, validateDType, validateFinite } from '../core/validation.js';
+import { checkOptions, describeValue, optionKeys, validateDType, validateFinite, validateSeed } from '../core/validation.js';
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { copy, full } from './creation.js';
@@ -55,16 +55,42 @@ export function dropout<D extends DType>(s: Session, x: Tensor<D>, p: unknown, s
   s.checkFloat(op, x, 'x');
   if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: p must be in [0, 1], got ${describeValue(p)}`);
   if (p > 0 && p < 1) s.assertSupports(op, 'dropout');
-  const key = s.seed(op, seed);
-  if (p === 0) return copy(s, x, op);
-  if (p === 1) return full<D>(s, op, x.shape, 0, x.dtype);
-  return s.produce<D>(op, x.shape, x.dtype, (out) => s.backend.dropout!(x.view, out.view, p, key));
+  const draw = keyOf(s, op, seed);
+  if (p === 0 || p === 1) {
+    const out = p === 0 ? copy(s, x, op) : full<D>(s, op, x.shape, 0, x.dtype);
+    draw();
+    return out;
+  }
+  return seeded<D>(s, op, x.shape, x.dtype, draw, (out, key) => s.backend.dropout!(x.view, out.view, p, key));
 }
 
 function random<D extends DType>(s: Session, op: string, shape: unknown, dtype: unknown, seed: unknown, kind: 'uniform' | 'normal', a: number, b: number): Tensor<D> {
   s.assertLive();
   const d = validateDType(op, dtype ?? 'f32');
   if (!isFloatDType(d)) throw new InvalidArgumentError(`${op}: dtype must be f32, f16 or bf16, got ${d}`);
-  const key = s.seed(op, seed);
-  return s.produce<D>(op, shape, d, (out) => s.backend.random(out.view, kind, key, a, b));
+  return seeded<D>(s, op, shape, d, keyOf(s, op, seed), (out, key) => s.backend.random(out.view, kind, key, a, b));
+}
+
+/**
+ * The call's Philox key: `seed` (checked now) when given, else the session's next one, drawn
+ * only when the returned function is called, once the result exists: a refused call (a bad
+ * shape, no memory) leaves the sequence where it was.
+ */
+function keyOf(s: Session, op: string, seed: unknown): () => number {
+  const given = seed === undefined ? undefined : validateSeed(op, seed);
+  return () => given ?? s.seed(op, undefined);
+}
+
+/** A new tensor that `fill` writes with the call's key (see {@link keyOf}); disposed again when `fill` throws. */
+function seeded<D extends DType>(s: Session, op: string, shape: unknown, dtype: DType, draw: () => number, fill: (out: Tensor<D>, key: number) => void): Tensor<D> {
+  const out = s.empty<D>(op, shape, dtype);
+  const key = draw();
+  if (out.size === 0) return out;
+  try {
+    fill(out, key);
+  } catch (err) {
+    out.dispose();
+    throw err;
+  }
+  return out;
 }

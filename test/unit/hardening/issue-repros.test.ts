@@ -69,6 +69,22 @@ describe('1. an op that fails partway keeps nothing', () => {
   });
 });
 
+describe('1 (state). a refused random op draws no seed', () => {
+  it('leaves the default seed sequence where it was', async () => {
+    const fresh = await cpu();
+    const expected = fresh.rand([4]).toArraySync();
+    fresh.dispose();
+    const g = await cpu({ poolLimitBytes: 64 });
+    expect(() => g.rand([-1])).toThrow(InvalidArgumentError);
+    expect(() => g.randn([100])).toThrow(OutOfMemoryError);
+    using x = g.ones([2]);
+    expect(() => g.dropout(x, 0.5, -1)).toThrow(InvalidArgumentError);
+    using got = g.rand([4]);
+    expect(Array.from(got.toArraySync())).toEqual(Array.from(expected));
+    g.dispose();
+  });
+});
+
 describe('3. a string axis', () => {
   it('is refused as a string, never read as options', async () => {
     using g = await cpu();

@@ -96,12 +96,16 @@ export function svd(s: Session, a: Tensor<'f32'>, options?: unknown, route?: Svd
   s.assertSupports('svd', 'matmul');
   const maxAbs = checkFinite(s, a);
   const result = decompose(s, a, o, maxAbs, route, probe);
-  // σ₁ ≤ ‖a‖_F ≤ √(m·n)·max|a|: only a bound beyond f32's range needs the largest value read back.
-  if (Math.sqrt(o.m * o.n) * maxAbs > F32_MAX && !Number.isFinite(result.s.toArraySync()[0]!)) {
+  try {
+    // σ₁ ≤ ‖a‖_F ≤ √(m·n)·max|a|: only a bound beyond f32's range needs the largest value read back.
+    if (Math.sqrt(o.m * o.n) * maxAbs > F32_MAX && !Number.isFinite(result.s.toArraySync()[0]!)) {
+      throw new InvalidArgumentError(
+        `svd: the largest singular value of a ${a.toString()} (max |a| ${maxAbs.toExponential(3)}) is beyond f32's range (${F32_MAX.toExponential(3)}); scale a down`,
+      );
+    }
+  } catch (err) {
     for (const t of [result.u, result.s, result.v]) t.dispose();
-    throw new InvalidArgumentError(
-      `svd: the largest singular value of a ${a.toString()} (max |a| ${maxAbs.toExponential(3)}) is beyond f32's range (${F32_MAX.toExponential(3)}); scale a down`,
-    );
+    throw err;
   }
   return result;
 }

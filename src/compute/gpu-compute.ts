@@ -14,7 +14,7 @@ import { PLAIN_UNARY_OPS, type ActivationName, type PlainUnaryOp } from './core/
 import { LOG_LEVELS, Logger, type LoggerFunction, type LogLevelSetting } from './core/logger.js';
 import type { MatmulActivation } from './core/matmul-plan.js';
 import { resolvePoolLimit } from './core/pool-limit.js';
-import { validateFinite } from './core/validation.js';
+import { checkChoice, checkFlag, checkInteger, checkOptions, describeValue, optionKeys, validateFinite } from './core/validation.js';
 import { attention, type AttentionOptions, type AttentionResult } from './ops/attention.js';
 import { copy, full, tensor, type TensorData } from './ops/creation.js';
 import {
@@ -22,7 +22,7 @@ import {
   binary,
   cast,
   DEFAULT_LEAKY_SLOPE,
-  geluOp,
+  gelu,
   unary,
   vectorAdd,
   type ActivationGradOptions,
@@ -66,6 +66,11 @@ export interface GpuComputeOptions {
   poolLimitBytes?: number;
 }
 
+/** The keys {@link GpuComputeOptions} takes. */
+export const CREATE_OPTIONS = optionKeys<GpuComputeOptions>({ backend: true, device: true, logger: true, logLevel: true, poolLimitBytes: true });
+/** The keys {@link DeviceRequirements} takes. */
+export const DEVICE_REQUIREMENTS = optionKeys<DeviceRequirements>({ minMemoryBytes: true, tensorCores: true, platforms: true, fp16: true, bf16: true });
+
 /**
  * The methods of the plain unary ops (`UNARY_OPS` in `core/elementwise-ops.ts`): `gpu.exp(x)` and
  * the others take a float tensor (`neg` and `abs` an i32 one too) and return `op(x)` elementwise
@@ -104,23 +109,18 @@ export class GpuCompute {
    */
   static async create(options: GpuComputeOptions = {}): Promise<GpuCompute> {
     const op = 'GpuCompute.create';
-    const requested = options.backend ?? 'auto';
-    if (requested !== 'auto' && !BACKEND_KINDS.includes(requested)) {
-      throw new InvalidArgumentError(`${op}: unknown backend ${String(requested)} (use 'auto', ${BACKEND_KINDS.map((k) => `'${k}'`).join(', ')})`);
+    const o = checkOptions<GpuComputeOptions>(op, options, CREATE_OPTIONS);
+    const requested = checkChoice(op, 'backend', o.backend, ['auto', ...BACKEND_KINDS], 'auto', 'unknown');
+    const device = checkInteger(op, 'device', o.device ?? 0, 0);
+    const logLevel = checkChoice(op, 'logLevel', o.logLevel, LOG_LEVELS, 'warn', 'unknown');
+    if (o.logger !== undefined && typeof o.logger !== 'function') {
+      throw new InvalidArgumentError(`${op}: logger must be a function (level, message) => void, got ${describeValue(o.logger)}`);
     }
-    const device = options.device ?? 0;
-    if (!Number.isSafeInteger(device) || device < 0) {
-      throw new InvalidArgumentError(`${op}: device must be an integer ≥ 0, got ${String(device)}`);
+    if (o.poolLimitBytes !== undefined && (!Number.isSafeInteger(o.poolLimitBytes) || o.poolLimitBytes <= 0)) {
+      throw new InvalidArgumentError(`${op}: poolLimitBytes must be a positive integer number of bytes, got ${describeValue(o.poolLimitBytes)}`);
     }
-    const logLevel = options.logLevel ?? 'warn';
-    if (!LOG_LEVELS.includes(logLevel)) {
-      throw new InvalidArgumentError(`${op}: unknown logLevel ${String(logLevel)} (use ${LOG_LEVELS.join(', ')})`);
-    }
-    if (options.logger !== undefined && typeof options.logger !== 'function') {
-      throw new InvalidArgumentError(`${op}: logger must be a function (level, message) => void`);
-    }
-    const logger = new Logger(options.logger, logLevel);
-    const poolLimitBytes = resolvePoolLimit(options.poolLimitBytes);
+    const logger = new Logger(o.logger, logLevel);
+    const poolLimitBytes = resolvePoolLimit(o.poolLimitBytes);
     const { backend, skipped } = await openBackend(requested, {
       device,
       logger,
@@ -146,8 +146,15 @@ export class GpuCompute {
    * Enumerates the local devices (every registered backend's, the CPU among them) and picks one
    * by the requirements, then by the most free memory. See {@link selectDevice}.
    */
-  static selectDevice(requirements: DeviceRequirements = {}): Promise<DeviceSelection> {
-    return selectDevice(requirements);
+  static async selectDevice(requirements: DeviceRequirements = {}): Promise<DeviceSelection> {
+    const op = 'selectDevice';
+    const r = checkOptions<DeviceRequirements>(op, requirements, DEVICE_REQUIREMENTS, 'requirements');
+    for (const name of ['tensorCores', 'fp16', 'bf16'] as const) checkFlag(op, name, r[name], false);
+    if (r.platforms !== undefined && !Array.isArray(r.platforms)) {
+      throw new InvalidArgumentError(`${op}: platforms must be an array of backend kinds (${BACKEND_KINDS.join(', ')}), got ${describeValue(r.platforms)}`);
+    }
+    // selectDevice checks the platforms' names and minMemoryBytes itself.
+    return selectDevice(r);
   }
 
   /** @internal The session the ops run in (the library's own tests and benchmarks call front-ends with it). */
@@ -266,7 +273,7 @@ export class GpuCompute {
 
   /** x·Φ(x) (exact, erf) or its tanh approximation with `{ approximate: 'tanh' }`. */
   gelu<D extends DType>(x: Tensor<D>, options: GeluOptions = {}): Tensor<D> {
-    return unary(this.#session, geluOp('gelu', options), x, undefined, 'gelu');
+    return gelu(this.#session, x, options);
   }
 
   /**
@@ -338,7 +345,7 @@ export class GpuCompute {
   linear<D extends DType>(
     x: Tensor<D>,
     weight: Tensor<D>,
-    bias?: Tensor<D>,
+    bias?: Tensor<D> | null,
     activation?: MatmulActivation | 'none',
     options: Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'> = {},
   ): Tensor<D> {
@@ -388,7 +395,7 @@ export class GpuCompute {
    * (every step unless `returnSequences: false`) and each layer's final state, shaped like h0.
    * Optional per-layer layer norm of the state and seeded dropout; f32 (opt-in tf32), f16, bf16.
    */
-  gru<D extends DType>(x: Tensor<D>, h0: Tensor<D> | undefined, weights: GruWeights, options: GruOptions = {}): GruResult<D> {
+  gru<D extends DType>(x: Tensor<D>, h0: Tensor<D> | null | undefined, weights: GruWeights, options: GruOptions = {}): GruResult<D> {
     return gru(this.#session, x, h0, weights, options) as GruResult<D>;
   }
 
@@ -402,7 +409,7 @@ export class GpuCompute {
    * layer's state through `outputProjection` (hidden → S) and feeds the prediction back as the
    * next input. Returns the predicted states [B, steps, S] ([E, B, steps, S]) and the final hidden state.
    */
-  gruRollout<D extends DType>(state: Tensor<D>, h0: Tensor<D> | undefined, weights: GruWeights, options: GruRolloutOptions): GruRolloutResult<D> {
+  gruRollout<D extends DType>(state: Tensor<D>, h0: Tensor<D> | null | undefined, weights: GruWeights, options: GruRolloutOptions): GruRolloutResult<D> {
     return gruRollout(this.#session, state, h0, weights, options) as GruRolloutResult<D>;
   }
 
@@ -457,9 +464,12 @@ export class GpuCompute {
     return this.#session.backend.createStream();
   }
 
-  /** Queues later ops on `stream`. */
+  /** Queues later ops on `stream`, one that {@link GpuCompute.createStream} of this instance made (or its current stream). */
   setStream(stream: BackendStream): void {
     this.#session.assertLive();
+    if (typeof stream !== 'object' || stream === null) {
+      throw new InvalidArgumentError(`setStream: stream must be a stream from createStream(), got ${describeValue(stream)}`);
+    }
     this.#session.backend.setStream(stream);
   }
 

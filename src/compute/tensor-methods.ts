@@ -7,7 +7,7 @@
 import type { DType } from './core/dtype.js';
 import { PLAIN_UNARY_OPS, type ActivationName, type PlainUnaryOp } from './core/elementwise-ops.js';
 import { copy } from './ops/creation.js';
-import { activationGrad, binary, cast, DEFAULT_LEAKY_SLOPE, geluOp, unary, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
+import { activationGrad, binary, cast, DEFAULT_LEAKY_SLOPE, gelu, unary, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
 import { validateFinite } from './core/validation.js';
 import { transpose } from './ops/layout.js';
 import { dropout } from './ops/random.js';
@@ -44,7 +44,7 @@ declare module './tensor/tensor.js' {
     /** log(softmax) over the last axis. */
     logSoftmax(): Tensor<D>;
     /** Layer normalisation over the last axis. */
-    layerNorm(gamma?: Tensor<D>, beta?: Tensor<D>, eps?: number): Tensor<D>;
+    layerNorm(gamma?: Tensor<D> | null, beta?: Tensor<D> | null, eps?: number): Tensor<D>;
     /** Sum over an axis, or over everything. */
     sum(axisOrOptions?: number | ReduceOptions): Tensor<D>;
     /** Mean over an axis, or over everything. */
@@ -96,7 +96,7 @@ const methods: Record<string, Method> = {
     return unary(sessionOf(this), 'leakyRelu', this, validateFinite('leakyRelu', 'slope', slope ?? DEFAULT_LEAKY_SLOPE));
   },
   gelu(this: Tensor, options?: GeluOptions) {
-    return unary(sessionOf(this), geluOp('gelu', options ?? {}), this, undefined, 'gelu');
+    return gelu(sessionOf(this), this, options);
   },
   activationGrad(this: Tensor, name: ActivationName, dy: Tensor, options?: ActivationGradOptions) {
     return activationGrad(sessionOf(this), name, this, dy, options);
@@ -107,7 +107,7 @@ const methods: Record<string, Method> = {
   logSoftmax(this: Tensor) {
     return softmax(sessionOf(this), this, true);
   },
-  layerNorm(this: Tensor, gamma?: Tensor, beta?: Tensor, eps?: number) {
+  layerNorm(this: Tensor, gamma?: Tensor | null, beta?: Tensor | null, eps?: number) {
     return layerNorm(sessionOf(this), this, gamma, beta, eps);
   },
   sum(this: Tensor, axisOrOptions?: number | ReduceOptions) {

@@ -5,8 +5,9 @@
  * without a GPU and the reference the GPU results are checked against.
  * Calls run synchronously; streams exist so code written for the GPU runs unchanged.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import { availableParallelism, cpus, freemem, totalmem } from 'node:os';
-import { OutOfMemoryError } from '../../errors.js';
+import { InvalidArgumentError, OutOfMemoryError } from '../../errors.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
 import type { Backend, BackendStream, DeviceInfo, PoolStats } from '../backend/backend.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
@@ -99,6 +100,8 @@ export class CpuBackend implements Backend {
   private liveAllocations = 0;
   private nextStreamId = 1;
   private stream: BackendStream = { id: 0 };
+  /** The streams this backend made (and its default one): setStream takes no other. */
+  private readonly streams = new WeakSet<BackendStream>([this.stream]);
 
   /** The machine's BLAS, which runs the products; undefined without one (or with GPUCOMPUTE_BLAS=0). */
   readonly #blas: Blas | undefined;
@@ -113,20 +116,31 @@ export class CpuBackend implements Backend {
   }
 
   alloc(byteLength: number): BackendBuffer {
-    if (this.limitBytes !== undefined && this.inUseBytes + byteLength > this.limitBytes) {
-      throw new OutOfMemoryError({
-        requestedBytes: byteLength,
-        inUseBytes: this.inUseBytes,
-        limitBytes: this.limitBytes,
-        deviceFreeBytes: freemem(),
-        deviceTotalBytes: totalmem(),
-      });
+    if (this.limitBytes !== undefined && this.inUseBytes + byteLength > this.limitBytes) throw this.outOfMemory(byteLength, this.limitBytes);
+    // One buffer is one Uint8Array, so the engine's typed-array limit (2^32 bytes on Node 20) caps it.
+    if (byteLength > bufferConstants.MAX_LENGTH) throw this.outOfMemory(byteLength, bufferConstants.MAX_LENGTH);
+    let buffer: CpuBuffer;
+    try {
+      buffer = new CpuBuffer(byteLength);
+    } catch (err) {
+      // The engine could not reserve the memory ("Array buffer allocation failed").
+      if (err instanceof RangeError) throw this.outOfMemory(byteLength, this.limitBytes);
+      throw err;
     }
-    const buffer = new CpuBuffer(byteLength);
     this.inUseBytes += byteLength;
     this.peakBytes = Math.max(this.peakBytes, this.inUseBytes);
     this.liveAllocations++;
     return buffer;
+  }
+
+  private outOfMemory(requestedBytes: number, limitBytes: number | undefined): OutOfMemoryError {
+    return new OutOfMemoryError({
+      requestedBytes,
+      inUseBytes: this.inUseBytes,
+      ...(limitBytes === undefined ? {} : { limitBytes }),
+      deviceFreeBytes: freemem(),
+      deviceTotalBytes: totalmem(),
+    });
   }
 
   free(buffer: BackendBuffer): void {
@@ -222,10 +236,15 @@ export class CpuBackend implements Backend {
   }
 
   createStream(): BackendStream {
-    return { id: this.nextStreamId++ };
+    const stream = { id: this.nextStreamId++ };
+    this.streams.add(stream);
+    return stream;
   }
 
   setStream(s: BackendStream): void {
+    if (typeof s !== 'object' || s === null || !this.streams.has(s)) {
+      throw new InvalidArgumentError(`setStream: the cpu backend did not create this stream (${s === null ? 'null' : typeof s === 'object' ? `id ${String(s.id)}` : typeof s}); pass one from createStream()`);
+    }
     this.stream = s;
   }
 

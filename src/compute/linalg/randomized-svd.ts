@@ -90,11 +90,13 @@ export class RandomizedSvd {
     using x = tensor<'f32'>(s, Float32Array.from(core.x), [q, k], 'f32');
     using y = tensor<'f32'>(s, yTransposed, [k, q], 'f32');
     const u = matmul(s, basis, x, PRODUCT);
+    let v: Tensor<'f32'> | undefined;
     try {
-      const v = matmul(s, y, p, { ...PRODUCT, transB: true });
+      v = matmul(s, y, p, { ...PRODUCT, transB: true });
       return { u, s: tensor<'f32'>(s, sigma, [k], 'f32'), v };
     } catch (err) {
       u.dispose();
+      v?.dispose();
       throw err;
     }
   }

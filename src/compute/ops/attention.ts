@@ -20,9 +20,10 @@ import { MAX_ATTENTION_HEAD_DIM, type AttentionParams } from '../core/attention-
 import type { DType } from '../core/dtype.js';
 import type { Session } from '../tensor/session.js';
 import { tensor } from './creation.js';
-import type { Tensor } from '../tensor/tensor.js';
+import { Tensor } from '../tensor/tensor.js';
 import type { TensorView } from '../core/view.js';
 import { formatShape } from '../core/shape.js';
+import { checkFlag, checkOptions, describeValue, optionKeys, validateFinite } from '../core/validation.js';
 
 /** Options of `gpu.attention`. */
 export interface AttentionOptions {
@@ -45,18 +46,21 @@ export interface AttentionResult<D extends DType = DType> {
   lse: Tensor<'f32'>;
 }
 
+/** The keys {@link AttentionOptions} takes. */
+export const ATTENTION_OPTIONS = optionKeys<AttentionOptions>({ causal: true, scale: true, keyLengths: true, returnLogSumExp: true });
+
 const ATTENTION_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 
 /**
  * softmax(scale·q·kᵀ + mask)·v; see the module comment for shapes and masking.
  * Returns the output, or `{ out, lse }` with `returnLogSumExp`.
  */
-export function attention(s: Session, q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
+export function attention(s: Session, q: Tensor, k: Tensor, v: Tensor, opts?: unknown): Tensor | AttentionResult {
   const op = 'attention';
   s.checkTensor(op, q, 'q');
   s.checkTensor(op, k, 'k');
   s.checkTensor(op, v, 'v');
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options must be an object`);
+  const options = checkOptions<AttentionOptions>(op, opts, ATTENTION_OPTIONS);
   const dtype = q.dtype;
   if (!ATTENTION_DTYPES.includes(dtype)) {
     throw new InvalidArgumentError(`${op}: q must be f32, f16 or bf16, got ${q.toString()}; cast it first, e.g. gpu.cast(q, 'f32')`);
@@ -67,12 +71,9 @@ export function attention(s: Session, q: Tensor, k: Tensor, v: Tensor, options: 
     }
   }
   const shape = checkShapes(op, q, k, v);
-  const causal = flag(op, 'causal', options.causal);
-  const returnLse = flag(op, 'returnLogSumExp', options.returnLogSumExp);
-  const scale = options.scale ?? 1 / Math.sqrt(shape.headDim);
-  if (typeof scale !== 'number' || !Number.isFinite(scale)) {
-    throw new InvalidArgumentError(`${op}: scale must be a finite number, got ${String(options.scale)}`);
-  }
+  const causal = checkFlag(op, 'causal', options.causal, false);
+  const returnLse = checkFlag(op, 'returnLogSumExp', options.returnLogSumExp, false);
+  const scale = validateFinite(op, 'scale', options.scale ?? 1 / Math.sqrt(shape.headDim));
   s.assertSupports(op, 'attention');
   const lengths = keyLengthsTensor(s, op, options.keyLengths, shape.batch, shape.seqK);
   let out: Tensor | undefined;
@@ -138,22 +139,21 @@ function keyLengthsTensor(
   if (lengths === undefined) return undefined;
   if (Array.isArray(lengths)) {
     if (lengths.length !== batch) throw new InvalidArgumentError(`${op}: keyLengths has ${lengths.length} entries, expected one per batch entry (${batch})`);
-    lengths.forEach((len: unknown, b) => {
+    // An index loop, not forEach: a hole in a sparse array must be refused too.
+    for (let b = 0; b < batch; b++) {
+      const len: unknown = lengths[b];
       if (typeof len !== 'number' || !Number.isInteger(len) || len < 0 || len > seqK) {
-        throw new InvalidArgumentError(`${op}: keyLengths[${b}] must be an integer in [0, ${seqK}] (the key sequence length), got ${String(len)}`);
+        throw new InvalidArgumentError(`${op}: keyLengths[${b}] must be an integer in [0, ${seqK}] (the key sequence length), got ${describeValue(len)}`);
       }
-    });
+    }
     return { tensor: tensor(s, lengths, [batch], 'i32'), owned: true };
+  }
+  if (!(lengths instanceof Tensor)) {
+    throw new InvalidArgumentError(`${op}: keyLengths must be an i32 tensor [${batch}] or an array of ${batch} integers, got ${describeValue(lengths)}`);
   }
   s.checkTensor(op, lengths, 'keyLengths');
   if (lengths.dtype !== 'i32' || lengths.rank !== 1 || lengths.shape[0] !== batch) {
     throw new InvalidArgumentError(`${op}: keyLengths must be an i32 tensor [${batch}] (one length per batch entry), got ${lengths.toString()}`);
   }
   return { tensor: lengths, owned: false };
-}
-
-function flag(op: string, name: string, value: unknown): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${op}: ${name} must be a boolean, got ${String(value)}`);
-  return value;
 }

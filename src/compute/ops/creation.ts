@@ -2,8 +2,8 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { toBf16Array, toF16Array, type DType } from '../core/dtype.js';
 import { formatShape, shapeSize } from '../core/shape.js';
-import { validateDType, validateShape } from '../core/validation.js';
-import { describeValue, type Session } from '../tensor/session.js';
+import { describeValue, validateDType, validateShape } from '../core/validation.js';
+import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 
 /** Elements accepted by `gpu.tensor`. */
@@ -36,7 +36,7 @@ export function tensor<D extends DType = DType>(s: Session, data: unknown, shape
   }
   const values = data as TensorData;
   if (Array.isArray(values)) checkElements(op, values);
-  const resolvedShape = validateShape(op, shape ?? [values.length]);
+  const resolvedShape = validateShape(op, shape === undefined ? [values.length] : shape);
   if (dtype === undefined && values instanceof Uint16Array) {
     throw new InvalidArgumentError(`${op}: pass a dtype with a Uint16Array ('f16'/'bf16' read it as bit patterns)`);
   }
@@ -47,26 +47,20 @@ export function tensor<D extends DType = DType>(s: Session, data: unknown, shape
     );
   }
   const host = toHost(op, values, resolvedDType);
-  const out = s.empty<D>(op, resolvedShape, resolvedDType);
-  if (out.size > 0) s.backend.write(out.view.buffer, host);
-  return out;
+  return s.produce<D>(op, resolvedShape, resolvedDType, (out) => s.backend.write(out.view.buffer, host));
 }
 
 /** A tensor of `shape` filled with `value` (rounded to the dtype; an integer for i32); `op` names it in messages. */
 export function full<D extends DType = DType>(s: Session, op: string, shape: unknown, value: unknown, dtype: unknown): Tensor<D> {
   s.assertLive();
   checkScalar(op, value, validateDType(op, dtype));
-  const out = s.empty<D>(op, shape, dtype);
-  if (out.size > 0) s.backend.fill(out.view, value as number);
-  return out;
+  return s.produce<D>(op, shape, dtype, (out) => s.backend.fill(out.view, value));
 }
 
 /** A copy of x with its own storage. */
 export function copy<D extends DType>(s: Session, x: Tensor<D>, op = 'copy'): Tensor<D> {
   s.checkTensor(op, x, 'x');
-  const out = s.empty<D>(op, x.shape, x.dtype);
-  if (out.size > 0) s.backend.copy(out.view, x.view);
-  return out;
+  return s.produce<D>(op, x.shape, x.dtype, (out) => s.backend.copy(out.view, x.view));
 }
 
 /** Refuses a scalar the dtype cannot hold in meaning (non-numbers; non-integers for i32). */
@@ -82,7 +76,7 @@ function checkElements(op: string, values: unknown[]): void {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (typeof v !== 'number') {
-      throw new InvalidArgumentError(`${op}: data[${i}] must be a number, got ${typeof v === 'string' ? `the string ${JSON.stringify(v)}` : describeValue(v)}`);
+      throw new InvalidArgumentError(`${op}: data[${i}] must be a number, got ${describeValue(v)}`);
     }
   }
 }

@@ -14,7 +14,7 @@ import {
   type UnaryOp,
 } from '../core/elementwise-ops.js';
 import { formatShape, sameShape } from '../core/shape.js';
-import { validateDType, validateFinite } from '../core/validation.js';
+import { checkChoice, checkOptions, optionKeys, validateDType, validateFinite } from '../core/validation.js';
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { checkScalar, copy, full } from './creation.js';
@@ -29,6 +29,11 @@ export interface ActivationGradOptions extends GeluOptions {
   slope?: number;
 }
 
+/** The keys {@link GeluOptions} takes. */
+export const GELU_OPTIONS = optionKeys<GeluOptions>({ approximate: true });
+/** The keys {@link ActivationGradOptions} takes. */
+export const ACTIVATION_GRAD_OPTIONS = optionKeys<ActivationGradOptions>({ approximate: true, slope: true });
+
 /** leakyRelu's slope when none is given. */
 export const DEFAULT_LEAKY_SLOPE = 0.01;
 
@@ -36,26 +41,28 @@ export const DEFAULT_LEAKY_SLOPE = 0.01;
 export function unary<D extends DType>(s: Session, op: UnaryOp, x: Tensor<D>, alpha?: number, name: string = op): Tensor<D> {
   if (unaryTakesInt(op)) s.checkTensor(name, x, 'x');
   else s.checkFloat(name, x, 'x');
-  const out = s.empty<D>(name, x.shape, x.dtype);
-  if (out.size > 0) s.backend.unary(op, x.view, out.view, alpha);
-  return out;
+  return s.produce<D>(name, x.shape, x.dtype, (out) => s.backend.unary(op, x.view, out.view, alpha));
 }
 
-/** The unary op gelu's options select. */
-export function geluOp(op: string, options: unknown): 'gelu' | 'geluTanh' {
-  const form = (options as GeluOptions | undefined)?.approximate ?? 'none';
-  if (form !== 'none' && form !== 'tanh') throw new InvalidArgumentError(`${op}: approximate must be 'none' or 'tanh', got ${String(form)}`);
-  return form === 'tanh' ? 'geluTanh' : 'gelu';
+/** The unary op gelu's `approximate` selects (`options` already checked). */
+export function geluOp(op: string, options: GeluOptions): 'gelu' | 'geluTanh' {
+  return checkChoice(op, 'approximate', options.approximate, ['none', 'tanh'], 'none') === 'tanh' ? 'geluTanh' : 'gelu';
+}
+
+/** gelu(x, options): the options checked, then the op they select. */
+export function gelu<D extends DType>(s: Session, x: Tensor<D>, options: unknown): Tensor<D> {
+  return unary(s, geluOp('gelu', checkOptions<GeluOptions>('gelu', options, GELU_OPTIONS)), x, undefined, 'gelu');
 }
 
 /** dy · f'(x) for the activation `activation`, with x the activation's input. */
-export function activationGrad<D extends DType>(s: Session, activation: ActivationName, x: Tensor<D>, dy: Tensor<D>, options: ActivationGradOptions = {}): Tensor<D> {
+export function activationGrad<D extends DType>(s: Session, activation: ActivationName, x: Tensor<D>, dy: Tensor<D>, options: unknown): Tensor<D> {
   const op = 'activationGrad';
-  if (!Object.hasOwn(ACTIVATION_GRAD, activation)) {
-    throw new InvalidArgumentError(`${op}: unknown activation ${String(activation)} (use ${Object.keys(ACTIVATION_GRAD).join(', ')})`);
-  }
-  const gradOp = ACTIVATION_GRAD[activation === 'gelu' ? geluOp(op, options) : activation];
-  const slope = validateFinite(op, 'slope', options.slope ?? DEFAULT_LEAKY_SLOPE);
+  const name = checkChoice(op, 'activation', activation, Object.keys(ACTIVATION_GRAD) as ActivationName[], undefined, 'unknown');
+  const o = checkOptions<ActivationGradOptions>(op, options, ACTIVATION_GRAD_OPTIONS);
+  // approximate is checked whatever the activation, so a bad value never passes unnoticed.
+  const geluForm = geluOp(op, o);
+  const gradOp = ACTIVATION_GRAD[name === 'gelu' ? geluForm : name];
+  const slope = validateFinite(op, 'slope', o.slope ?? DEFAULT_LEAKY_SLOPE);
   s.checkFloat(op, x, 'x');
   s.checkFloat(op, dy, 'dy');
   if (x.dtype !== dy.dtype) throw dtypeMismatch(op, x.dtype, dy.dtype);
@@ -63,9 +70,7 @@ export function activationGrad<D extends DType>(s: Session, activation: Activati
     throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} and dy ${formatShape(dy.shape)} must have the same shape`);
   }
   s.assertSupports(op, 'activationGrad');
-  const out = s.empty<D>(op, x.shape, x.dtype);
-  if (out.size > 0) s.backend.activationGrad!(gradOp, x.view, dy.view, out.view, slope);
-  return out;
+  return s.produce<D>(op, x.shape, x.dtype, (out) => s.backend.activationGrad!(gradOp, x.view, dy.view, out.view, slope));
 }
 
 /** a `op` b with NumPy broadcasting; either side may be a JS number. `name` is the public op's name. */
@@ -87,9 +92,8 @@ export function binary<D extends DType>(s: Session, op: BinaryOp, a: Tensor<D> |
   let right: Tensor<D> | undefined;
   try {
     right = typeof b === 'number' ? full<D>(s, name, [], b, dtype) : b;
-    const out = s.empty<D>(name, broadcastShapes(name, aShape, bShape), dtype);
-    if (out.size > 0) s.backend.binary(op, left.view, right.view, out.view, plan);
-    return out;
+    const r = right;
+    return s.produce<D>(name, broadcastShapes(name, aShape, bShape), dtype, (out) => s.backend.binary(op, left.view, r.view, out.view, plan));
   } finally {
     if (left !== a) left.dispose();
     if (right !== undefined && right !== b) right.dispose();
@@ -113,9 +117,7 @@ export function cast<T extends DType>(s: Session, x: Tensor, dtype: T): Tensor<T
   s.checkTensor(op, x, 'x');
   const target = validateDType(op, dtype) as T;
   if (target === x.dtype) return copy(s, x as Tensor<T>, op);
-  const out = s.empty<T>(op, x.shape, target);
-  if (out.size > 0) s.backend.cast(x.view, out.view);
-  return out;
+  return s.produce<T>(op, x.shape, target, (out) => s.backend.cast(x.view, out.view));
 }
 
 /** The error for operands of different dtypes. */

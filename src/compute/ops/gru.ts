@@ -18,8 +18,8 @@ import { linear, matmul } from './matmul.js';
 import { dropout as dropoutOp } from './random.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { TensorView } from '../core/view.js';
-import { formatShape } from '../core/shape.js';
-import { validateSeed } from '../core/validation.js';
+import { formatShape, sameShape } from '../core/shape.js';
+import { checkChoice, checkFlag, checkInteger, checkOptions, describeValue, optionKeys, validateSeed } from '../core/validation.js';
 
 /** Layer norm of one layer's hidden state after every step (the normalised state is carried on). */
 export interface GruLayerNorm {
@@ -115,7 +115,23 @@ export interface GruRolloutResult<D extends DType = DType> {
   hidden: Tensor<D>;
 }
 
+/** The keys {@link GruOptions} takes. */
+export const GRU_OPTIONS = optionKeys<GruOptions>({ precision: true, path: true, returnSequences: true, dropout: true });
+/** The keys {@link GruCommonOptions} (`gpu.gruCell`'s options) takes. */
+export const GRU_CELL_OPTIONS = optionKeys<GruCommonOptions>({ precision: true, path: true });
+/** The keys {@link GruRolloutOptions} takes. */
+export const GRU_ROLLOUT_OPTIONS = optionKeys<GruRolloutOptions>({ precision: true, path: true, steps: true, outputProjection: true });
+/** The keys of one layer's {@link GruLayerWeights}. */
+export const GRU_LAYER_KEYS = optionKeys<GruLayerWeights>({ wIh: true, wHh: true, bIh: true, bHh: true, layerNorm: true });
+/** The keys of a {@link GruLayerNorm}. */
+export const GRU_LAYER_NORM_KEYS = optionKeys<GruLayerNorm>({ weight: true, bias: true, eps: true });
+/** The keys of {@link GruOptions.dropout}. */
+export const GRU_DROPOUT_KEYS = optionKeys<NonNullable<GruOptions['dropout']>>({ p: true, seed: true });
+/** The keys of a {@link GruOutputProjection}. */
+export const GRU_PROJECTION_KEYS = optionKeys<GruOutputProjection>({ weight: true, bias: true });
+
 const GRU_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
+const GRU_PATHS: readonly GruPath[] = ['auto', 'fused', 'steps', 'persistent'];
 const DEFAULT_LN_EPS = 1e-5;
 
 /** A layer's weights after validation. */
@@ -143,18 +159,20 @@ interface CheckedStack {
  * [E, B, T, in]) from h0 ([B, H] / [E, B, H] for one layer, [L, B, H] / [L, E, B, H] for a stack;
  * omitted: zeros). Matches torch.nn.GRU(batch_first=True) given the same weights.
  */
-export function gru(s: Session, x: Tensor, h0: Tensor | undefined, weights: GruWeights, options: GruOptions = {}): GruResult {
+export function gru(s: Session, x: Tensor, h0: Tensor | null | undefined, weights: GruWeights, opts?: unknown): GruResult {
   const op = 'gru';
-  const stack = checkWeights(s, op, weights);
-  const returnSequences = flag(op, 'returnSequences', options.returnSequences, true);
+  const options = checkOptions<GruOptions>(op, opts, GRU_OPTIONS);
+  const returnSequences = checkFlag(op, 'returnSequences', options.returnSequences, true);
   const precision = checkPrecision(op, options.precision);
-  const path = checkPath(op, options.path);
+  const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
   const dropout = checkDropout(op, options.dropout);
+  s.checkTensor(op, x, 'x');
+  const stack = checkWeights(s, op, weights, [['x', x], ['h0', h0]]);
   const E = stack.ensemble;
-  checkInput(s, op, x, 'x', stack, 3);
+  checkInput(op, x, 'x', stack, 3);
   const [B, T] = E !== undefined && x.rank === 4 ? [x.shape[1]!, x.shape[2]!] : [x.shape[0]!, x.shape[1]!];
   if (T < 1) throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} has no timesteps`);
-  const init = initialStates(s, op, h0, stack, B);
+  const init = initialStates(s, op, h0, 'h0', stack, B);
   const finals: Tensor[] = [];
   let input = x;
   try {
@@ -173,9 +191,11 @@ export function gru(s: Session, x: Tensor, h0: Tensor | undefined, weights: GruW
       if (input !== x) input.dispose();
       input = emitted;
     }
+    // The hidden state first: the output stays owned by `input` (disposed on failure) until it is handed out.
+    const hidden = stackFinals(s, finals, stack, init.shape);
     const output = input;
     input = x;
-    return { output, hidden: stackFinals(s, finals, stack, init.shape) };
+    return { output, hidden };
   } finally {
     if (input !== x) input.dispose();
     for (const f of finals) f.dispose();
@@ -187,15 +207,18 @@ export function gru(s: Session, x: Tensor, h0: Tensor | undefined, weights: GruW
  * One step of one GRU layer (torch.nn.GRUCell): x [B, in] and h [B, H] (an ensemble: x [B, in]
  * or [E, B, in], h [E, B, H]) give the new state, shaped like h.
  */
-export function gruCell(s: Session, x: Tensor, h: Tensor, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor {
+export function gruCell(s: Session, x: Tensor, h: Tensor, weights: GruLayerWeights, opts?: unknown): Tensor {
   const op = 'gruCell';
+  const options = checkOptions<GruCommonOptions>(op, opts, GRU_CELL_OPTIONS);
   if (Array.isArray(weights)) throw new InvalidArgumentError(`${op}: takes one layer's weights, not a stack`);
-  const stack = checkWeights(s, op, weights);
   const precision = checkPrecision(op, options.precision);
-  const path = checkPath(op, options.path);
-  checkInput(s, op, x, 'x', stack, 2);
+  const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
+  s.checkTensor(op, x, 'x');
+  s.checkTensor(op, h, 'h');
+  const stack = checkWeights(s, op, weights, [['x', x], ['h', h]]);
+  checkInput(op, x, 'x', stack, 2);
   const B = stack.ensemble !== undefined && x.rank === 3 ? x.shape[1]! : x.shape[0]!;
-  const init = initialStates(s, op, h, stack, B);
+  const init = initialStates(s, op, h, 'h', stack, B);
   const xs = x.reshape(stack.ensemble !== undefined && x.rank === 3 ? [x.shape[0]!, B, 1, x.shape[2]!] : [B, 1, x.shape[x.rank - 1]!]);
   try {
     const { seq, hN } = runLayer(s, stack, 0, xs, init.layers[0]!, B, 1, false, { precision, path });
@@ -219,23 +242,29 @@ export function gruCell(s: Session, x: Tensor, h: Tensor, weights: GruLayerWeigh
 export function gruRollout(
   s: Session,
   state: Tensor,
-  h0: Tensor | undefined,
+  h0: Tensor | null | undefined,
   weights: GruWeights,
-  options: GruRolloutOptions,
+  options: GruRolloutOptions | undefined,
 ): GruRolloutResult {
   const op = 'gruRollout';
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options with steps and outputProjection are required`);
-  const stack = checkWeights(s, op, weights);
-  const precision = checkPrecision(op, options.precision);
-  const path = checkPath(op, options.path);
-  const steps = options.steps;
-  if (!Number.isSafeInteger(steps) || steps < 1) throw new InvalidArgumentError(`${op}: steps must be an integer ≥ 1, got ${String(steps)}`);
-  checkInput(s, op, state, 'state', stack, 2);
+  if (options === undefined) throw new InvalidArgumentError(`${op}: options { steps, outputProjection } are required`);
+  const o = checkOptions<GruRolloutOptions>(op, options, GRU_ROLLOUT_OPTIONS);
+  const precision = checkPrecision(op, o.precision);
+  const path = checkChoice(op, 'path', o.path, GRU_PATHS, 'auto');
+  const steps = checkInteger(op, 'steps', o.steps, 1);
+  s.checkTensor(op, state, 'state');
+  const stack = checkWeights(s, op, weights, [
+    ['state', state],
+    ['h0', h0],
+    ['outputProjection.weight', (o.outputProjection as Partial<GruOutputProjection> | undefined)?.weight],
+    ['outputProjection.bias', (o.outputProjection as Partial<GruOutputProjection> | undefined)?.bias],
+  ]);
+  checkInput(op, state, 'state', stack, 2);
   const E = stack.ensemble;
   const S = stack.layers[0]!.input;
   const B = E !== undefined && state.rank === 3 ? state.shape[1]! : state.shape[0]!;
-  const projection = checkProjection(s, op, options.outputProjection, stack, S);
-  const init = initialStates(s, op, h0, stack, B);
+  const projection = checkProjection(op, o.outputProjection, stack, S);
+  const init = initialStates(s, op, h0, 'h0', stack, B);
   const L = stack.layers.length;
   const H = stack.hidden;
   const rows = E !== undefined ? [E, B] : [B];
@@ -275,7 +304,9 @@ export function gruRollout(
     try {
       const projected = project(s, topRows, projection, precision);
       try {
-        return { states: projected.reshape([...rows, steps, S]), hidden: stackFinals(s, hidden, stack, init.shape) };
+        // The hidden state first, so a failure there leaves no view of the states behind.
+        const finalHidden = stackFinals(s, hidden, stack, init.shape);
+        return { states: projected.reshape([...rows, steps, S]), hidden: finalHidden };
       } finally {
         projected.dispose();
       }
@@ -423,78 +454,106 @@ function project(s: Session, h: Tensor, p: { weight: Tensor; bias: Tensor | unde
 
 /**
  * Initial states per layer as dense [E·B·H] tensors the caller disposes (zeros when h0 is
- * omitted), and the shape of h0 (which the returned hidden state takes).
+ * omitted), and the shape of h0 (which the returned hidden state takes). `name` is h0's name in
+ * `op`'s messages. Nothing stays allocated when it throws.
  */
-function initialStates(s: Session, op: string, h0: Tensor | undefined, stack: CheckedStack, B: number): { shape: number[]; layers: Tensor[] } {
+function initialStates(s: Session, op: string, h0: Tensor | null | undefined, name: string, stack: CheckedStack, B: number): { shape: number[]; layers: Tensor[] } {
   const L = stack.layers.length;
   const E = stack.ensemble;
   const H = stack.hidden;
   const perLayer = E !== undefined ? [E, B, H] : [B, H];
   const shape = L === 1 ? perLayer : [L, ...perLayer];
   const size = (E ?? 1) * B * H;
-  if (h0 === undefined) return { shape, layers: stack.layers.map(() => full(s, op, [size], 0, stack.dtype)) };
-  s.checkTensor(op, h0, 'h0');
-  if (h0.dtype !== stack.dtype) throw mismatch(op, 'h0', h0, stack.dtype);
+  if (h0 === undefined || h0 === null) return { shape, layers: each(L, () => full(s, op, [size], 0, stack.dtype)) };
   if (!sameShape(h0.shape, shape)) {
     throw new InvalidArgumentError(
-      `${op}: h0 must be ${formatShape(shape)} (${L > 1 ? 'layers, ' : ''}${E !== undefined ? 'members, ' : ''}batch, hidden), got ${formatShape(h0.shape)}`,
+      `${op}: ${name} must be ${formatShape(shape)} (${L > 1 ? 'layers, ' : ''}${E !== undefined ? 'members, ' : ''}batch, hidden), got ${formatShape(h0.shape)}`,
     );
   }
   if (L === 1) return { shape, layers: [h0.reshape([size])] };
-  return { shape, layers: stack.layers.map((_, l) => sliceLayer(s, op, h0, l, size)) };
+  return { shape, layers: each(L, (l) => sliceLayer(s, op, h0, l, size)) };
+}
+
+/** `make(0..count-1)`; what was made is disposed again when one fails. */
+function each(count: number, make: (i: number) => Tensor): Tensor[] {
+  const made: Tensor[] = [];
+  try {
+    for (let i = 0; i < count; i++) made.push(make(i));
+  } catch (err) {
+    for (const t of made) t.dispose();
+    throw err;
+  }
+  return made;
 }
 
 /** Layer l of a stacked [L, ...] state as its own dense tensor. */
 function sliceLayer(s: Session, op: string, h0: Tensor, l: number, size: number): Tensor {
-  const out = s.empty(op, [size], h0.dtype);
   const src = h0.view;
-  s.backend.copy(out.view, { ...src, shape: [size], offset: src.offset + l * size, size });
-  return out;
+  return s.produce(op, [size], h0.dtype, (out) => s.backend.copy(out.view, { ...src, shape: [size], offset: src.offset + l * size, size }));
 }
 
 /** The final states of every layer in the shape of h0. */
 function stackFinals(s: Session, finals: readonly Tensor[], stack: CheckedStack, shape: readonly number[]): Tensor {
   if (finals.length === 1) return finals[0]!.reshape(shape);
-  const out = s.empty(stack.op, shape, stack.dtype);
-  const dst = out.view;
-  let offset = 0;
-  for (const f of finals) {
-    s.backend.copy({ ...dst, shape: [f.size], offset: dst.offset + offset, size: f.size }, f.view);
-    offset += f.size;
-  }
-  return out;
+  return s.produce(stack.op, shape, stack.dtype, (out) => {
+    const dst = out.view;
+    let offset = 0;
+    for (const f of finals) {
+      s.backend.copy({ ...dst, shape: [f.size], offset: dst.offset + offset, size: f.size }, f.view);
+      offset += f.size;
+    }
+  });
 }
 
-function checkWeights(s: Session, op: string, weights: GruWeights): CheckedStack {
-  const list: readonly GruLayerWeights[] = Array.isArray(weights) ? weights : [weights as GruLayerWeights];
+/**
+ * Checks the layers (objects with known keys, live tensors of this session) and the call's other
+ * tensors `others` (x, h0, ... by name; absent ones undefined or null), and infers the stack's
+ * dtype, ensemble size E and hidden size H from what most of them agree on, so a message blames
+ * the one tensor that disagrees rather than whichever was read first.
+ */
+function checkWeights(s: Session, op: string, weights: unknown, others: readonly [string, unknown][]): CheckedStack {
+  if (weights === undefined || weights === null) throw new InvalidArgumentError(`${op}: weights { wIh, wHh, bIh?, bHh?, layerNorm? } are required, got ${describeValue(weights)}`);
+  const list: readonly unknown[] = Array.isArray(weights) ? weights : [weights];
   if (list.length === 0) throw new InvalidArgumentError(`${op}: weights must hold at least one layer`);
-  let ensemble: number | undefined;
-  let hidden = 0;
-  let dtype: DType = 'f32';
-  const layers = list.map((w, l) => {
+  const named: [string, Tensor][] = [];
+  const given = (name: string, t: unknown): t is Tensor => {
+    if (t === undefined) return false;
+    s.checkTensor(op, t, name);
+    named.push([name, t]);
+    return true;
+  };
+  for (const [name, t] of others) if (t !== null) given(name, t);
+  const raw = list.map((entry, l) => {
     const where = list.length > 1 ? `layer ${l} ` : '';
-    if (typeof w !== 'object' || w === null) throw new InvalidArgumentError(`${op}: ${where}weights must be an object { wIh, wHh, bIh?, bHh? }`);
-    s.checkTensor(op, w.wIh, `${where}wIh`);
-    s.checkTensor(op, w.wHh, `${where}wHh`);
-    if (l === 0) {
-      dtype = w.wIh.dtype;
-      if (!GRU_DTYPES.includes(dtype)) {
-        throw new InvalidArgumentError(`${op}: weights must be f32, f16 or bf16, got ${w.wIh.toString()}`);
-      }
-      if (w.wHh.rank !== 2 && w.wHh.rank !== 3) {
-        throw new InvalidArgumentError(`${op}: wHh must be [3H, H] (or [E, 3H, H] for an ensemble), got ${formatShape(w.wHh.shape)}`);
-      }
-      ensemble = w.wHh.rank === 3 ? w.wHh.shape[0]! : undefined;
-      hidden = w.wHh.shape[w.wHh.rank - 1]!;
-      if (ensemble === 0 || hidden === 0) throw new InvalidArgumentError(`${op}: wHh ${formatShape(w.wHh.shape)} is empty`);
+    if (typeof entry !== 'object' || entry === null) {
+      throw new InvalidArgumentError(`${op}: ${where}weights must be an object { wIh, wHh, bIh?, bHh?, layerNorm? }, got ${describeValue(entry)}`);
     }
-    const lead = ensemble !== undefined ? [ensemble] : [];
-    const H = hidden;
-    for (const [name, t] of [['wIh', w.wIh], ['wHh', w.wHh]] as const) {
-      if (t.dtype !== dtype) throw mismatch(op, `${where}${name}`, t, dtype);
+    const w = checkOptions<GruLayerWeights>(op, entry, GRU_LAYER_KEYS, list.length > 1 ? `weights[${l}]` : 'weights');
+    // Required: undefined is refused as "wIh must be a Tensor, got undefined".
+    for (const name of ['wIh', 'wHh'] as const) {
+      s.checkTensor(op, w[name], `${where}${name}`);
+      named.push([`${where}${name}`, w[name]]);
     }
+    given(`${where}bIh`, w.bIh);
+    given(`${where}bHh`, w.bHh);
+    const ln = w.layerNorm === undefined ? undefined : checkOptions<GruLayerNorm>(op, w.layerNorm, GRU_LAYER_NORM_KEYS, `${where}layerNorm`);
+    if (ln) {
+      given(`${where}layerNorm.weight`, ln.weight);
+      given(`${where}layerNorm.bias`, ln.bias);
+    }
+    return { w: w as GruLayerWeights, ln, where };
+  });
+  const dtype = majority(named.map(([, t]) => t.dtype));
+  if (!GRU_DTYPES.includes(dtype)) throw new InvalidArgumentError(`${op}: the GRU's tensors must be f32, f16 or bf16, got ${dtype}; cast them first, e.g. gpu.cast(x, 'f32')`);
+  for (const [name, t] of named) if (t.dtype !== dtype) throw mismatch(op, name, t, dtype);
+
+  const first = raw[0]!.w;
+  const { ensemble, hidden } = inferSizes(op, first.wIh, first.wHh);
+  const lead = ensemble !== undefined ? [ensemble] : [];
+  const H = hidden;
+  const layers = raw.map(({ w, ln, where }, l): CheckedLayer => {
     if (!sameShape(w.wHh.shape, [...lead, 3 * H, H])) {
-      throw new InvalidArgumentError(`${op}: ${where}wHh must be ${formatShape([...lead, 3 * H, H])}, got ${formatShape(w.wHh.shape)}`);
+      throw new InvalidArgumentError(`${op}: ${where}wHh must be ${formatShape([...lead, 3 * H, H])} (${lead.length ? 'E, ' : ''}3H, H with H = ${H}), got ${formatShape(w.wHh.shape)}`);
     }
     const input = w.wIh.shape[w.wIh.rank - 1]!;
     if (w.wIh.rank !== lead.length + 2 || !sameShape(w.wIh.shape, [...lead, 3 * H, input]) || input === 0) {
@@ -503,31 +562,58 @@ function checkWeights(s: Session, op: string, weights: GruWeights): CheckedStack
     if (l > 0 && input !== H) {
       throw new InvalidArgumentError(`${op}: layer ${l} takes the previous layer's ${H} states, but its wIh is ${formatShape(w.wIh.shape)}`);
     }
-    const bias = (name: string, t: Tensor | undefined, n: number): Tensor | undefined => {
-      if (t === undefined) return undefined;
-      s.checkTensor(op, t, `${where}${name}`);
-      if (t.dtype !== dtype) throw mismatch(op, `${where}${name}`, t, dtype);
-      if (!sameShape(t.shape, [...lead, n])) throw new InvalidArgumentError(`${op}: ${where}${name} must be ${formatShape([...lead, n])}, got ${formatShape(t.shape)}`);
+    const vector = (name: string, t: Tensor | undefined, n: number): Tensor | undefined => {
+      if (t !== undefined && !sameShape(t.shape, [...lead, n])) {
+        throw new InvalidArgumentError(`${op}: ${where}${name} must be ${formatShape([...lead, n])}, got ${formatShape(t.shape)}`);
+      }
       return t;
     };
     let layerNorm: CheckedLayer['layerNorm'];
-    if (w.layerNorm !== undefined) {
-      const ln = w.layerNorm;
-      if (typeof ln !== 'object' || ln === null) throw new InvalidArgumentError(`${op}: ${where}layerNorm must be an object { weight?, bias?, eps? }`);
+    if (ln) {
       const eps = ln.eps ?? DEFAULT_LN_EPS;
-      if (typeof eps !== 'number' || !(eps > 0) || !Number.isFinite(eps)) throw new InvalidArgumentError(`${op}: ${where}layerNorm.eps must be a positive number, got ${String(eps)}`);
-      layerNorm = { gamma: bias('layerNorm.weight', ln.weight, H), beta: bias('layerNorm.bias', ln.bias, H), eps };
+      // As gpu.layerNorm: eps ≥ 0 (0 divides a constant state by zero, as it would there).
+      if (typeof eps !== 'number' || !(eps >= 0) || !Number.isFinite(eps)) {
+        throw new InvalidArgumentError(`${op}: ${where}layerNorm.eps must be a finite number ≥ 0, got ${describeValue(eps)}`);
+      }
+      layerNorm = { gamma: vector('layerNorm.weight', ln.weight, H), beta: vector('layerNorm.bias', ln.bias, H), eps };
     }
-    return { wIh: w.wIh, wHh: w.wHh, bIh: bias('bIh', w.bIh, 3 * H), bHh: bias('bHh', w.bHh, 3 * H), input, layerNorm };
+    return { wIh: w.wIh, wHh: w.wHh, bIh: vector('bIh', w.bIh, 3 * H), bHh: vector('bHh', w.bHh, 3 * H), input, layerNorm };
   });
   s.assertSupports(op, 'matmul', 'gruRecurrence');
   return { op, ensemble, hidden, dtype, layers };
 }
 
-/** x [B, T, in] ([B, in] for a cell) or, for an ensemble, also with a leading [E]. */
-function checkInput(s: Session, op: string, x: Tensor, name: string, stack: CheckedStack, rank: number): void {
-  s.checkTensor(op, x, name);
-  if (x.dtype !== stack.dtype) throw mismatch(op, name, x, stack.dtype);
+/** The value most entries have; a tie goes to the one seen first (x, the call's input, leads). */
+function majority<T>(values: readonly T[]): T {
+  let best = values[0] as T;
+  let bestCount = 0;
+  for (const v of values) {
+    const count = values.filter((w) => w === v).length;
+    if (count > bestCount) [best, bestCount] = [v, count];
+  }
+  return best;
+}
+
+/**
+ * E and H of layer 0. H is what at least two of wIh's rows / 3, wHh's rows / 3 and wHh's
+ * columns say (a single wrong dim then shows against the others); E is wHh's leading dim.
+ */
+function inferSizes(op: string, wIh: Tensor, wHh: Tensor): { ensemble: number | undefined; hidden: number } {
+  if (wHh.rank !== 2 && wHh.rank !== 3) {
+    throw new InvalidArgumentError(`${op}: wHh must be [3H, H] (or [E, 3H, H] for an ensemble), got ${formatShape(wHh.shape)}`);
+  }
+  const ensemble = wHh.rank === 3 ? wHh.shape[0]! : undefined;
+  const rows = wHh.shape[wHh.rank - 2]!;
+  const cols = wHh.shape[wHh.rank - 1]!;
+  const votes = [wIh.rank >= 2 ? wIh.shape[wIh.rank - 2]! / 3 : NaN, rows / 3, cols].filter((h) => Number.isInteger(h) && h > 0);
+  const agreed = votes.find((h, i) => votes.indexOf(h) !== i);
+  const hidden = agreed ?? (Number.isInteger(rows / 3) ? rows / 3 : cols);
+  if (ensemble === 0 || hidden === 0) throw new InvalidArgumentError(`${op}: wHh ${formatShape(wHh.shape)} is empty`);
+  return { ensemble, hidden };
+}
+
+/** x [B, T, in] ([B, in] for a cell) or, for an ensemble, also with a leading [E]; already a checked tensor of the stack's dtype. */
+function checkInput(op: string, x: Tensor, name: string, stack: CheckedStack, rank: number): void {
   const E = stack.ensemble;
   const input = stack.layers[0]!.input;
   const dims = rank === 3 ? 'batch, time, input' : 'batch, input';
@@ -540,67 +626,42 @@ function checkInput(s: Session, op: string, x: Tensor, name: string, stack: Chec
   if (x.shape[x.rank - rank]! === 0) throw new InvalidArgumentError(`${op}: ${name} ${formatShape(x.shape)} has an empty batch`);
 }
 
-function checkProjection(
-  s: Session,
-  op: string,
-  p: GruOutputProjection,
-  stack: CheckedStack,
-  S: number,
-): { weight: Tensor; bias: Tensor | undefined } {
-  if (typeof p !== 'object' || p === null) throw new InvalidArgumentError(`${op}: outputProjection { weight, bias? } is required`);
+/** The rollout's output projection; its tensors were checked (alive, dtype) with the weights. */
+function checkProjection(op: string, p: unknown, stack: CheckedStack, S: number): { weight: Tensor; bias: Tensor | undefined } {
+  if (p === undefined || p === null) throw new InvalidArgumentError(`${op}: outputProjection { weight, bias? } is required`);
+  const { weight, bias } = checkOptions<GruOutputProjection>(op, p, GRU_PROJECTION_KEYS, 'outputProjection');
   const lead = stack.ensemble !== undefined ? [stack.ensemble] : [];
-  s.checkTensor(op, p.weight, 'outputProjection.weight');
-  if (p.weight.dtype !== stack.dtype) throw mismatch(op, 'outputProjection.weight', p.weight, stack.dtype);
-  const shared = sameShape(p.weight.shape, [S, stack.hidden]);
-  if (!shared && !sameShape(p.weight.shape, [...lead, S, stack.hidden])) {
+  if (weight === undefined) {
+    throw new InvalidArgumentError(`${op}: outputProjection.weight must be a Tensor ${formatShape([S, stack.hidden])} (hidden → the ${S} inputs of layer 0), got undefined`);
+  }
+  const shared = sameShape(weight.shape, [S, stack.hidden]);
+  if (!shared && !sameShape(weight.shape, [...lead, S, stack.hidden])) {
     throw new InvalidArgumentError(
-      `${op}: outputProjection.weight must be ${formatShape([...lead, S, stack.hidden])} (hidden → the ${S} inputs of layer 0), got ${formatShape(p.weight.shape)}`,
+      `${op}: outputProjection.weight must be ${formatShape([...lead, S, stack.hidden])} (hidden → the ${S} inputs of layer 0), got ${formatShape(weight.shape)}`,
     );
   }
-  if (p.bias !== undefined) {
-    s.checkTensor(op, p.bias, 'outputProjection.bias');
-    if (p.bias.dtype !== stack.dtype) throw mismatch(op, 'outputProjection.bias', p.bias, stack.dtype);
+  if (bias !== undefined) {
     const want = shared ? [S] : [...lead, S];
-    if (!sameShape(p.bias.shape, want)) throw new InvalidArgumentError(`${op}: outputProjection.bias must be ${formatShape(want)}, got ${formatShape(p.bias.shape)}`);
+    if (!sameShape(bias.shape, want)) throw new InvalidArgumentError(`${op}: outputProjection.bias must be ${formatShape(want)}, got ${formatShape(bias.shape)}`);
   }
-  return { weight: p.weight, bias: p.bias };
+  return { weight, bias };
 }
 
 function checkPrecision(op: string, precision: unknown): 'highest' | 'tf32' {
-  const p = precision ?? 'highest';
-  if (p !== 'highest' && p !== 'tf32') throw new InvalidArgumentError(`${op}: precision must be 'highest' or 'tf32', got ${String(p)}`);
-  return p;
+  return checkChoice(op, 'precision', precision, ['highest', 'tf32'], 'highest');
 }
 
-function checkPath(op: string, path: unknown): GruPath {
-  const p = path ?? 'auto';
-  if (p !== 'auto' && p !== 'fused' && p !== 'steps' && p !== 'persistent') {
-    throw new InvalidArgumentError(`${op}: path must be 'auto', 'fused', 'steps' or 'persistent', got ${String(p)}`);
-  }
-  return p;
-}
-
-function checkDropout(op: string, dropout: GruOptions['dropout']): { p: number; seed: number } | undefined {
+function checkDropout(op: string, dropout: unknown): { p: number; seed: number } | undefined {
   if (dropout === undefined) return undefined;
-  if (typeof dropout !== 'object' || dropout === null) throw new InvalidArgumentError(`${op}: dropout must be { p, seed? }`);
-  const { p } = dropout;
-  if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: dropout.p must be in [0, 1], got ${String(p)}`);
-  if (p === 0) return undefined;
-  return { p, seed: validateSeed(op, dropout.seed ?? 0) };
-}
-
-function flag(op: string, name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${op}: ${name} must be a boolean, got ${String(value)}`);
-  return value;
+  const { p, seed } = checkOptions<NonNullable<GruOptions['dropout']>>(op, dropout, GRU_DROPOUT_KEYS, 'dropout');
+  if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: dropout.p must be in [0, 1], got ${describeValue(p)}`);
+  const key = validateSeed(op, seed ?? 0);
+  return p === 0 ? undefined : { p, seed: key };
 }
 
 function mismatch(op: string, name: string, t: Tensor, dtype: DType): InvalidArgumentError {
+  const variable = name.split(' ').at(-1)!;
   return new InvalidArgumentError(
-    `${op}: dtype mismatch: ${name} is ${t.dtype} but the weights are ${dtype}; there is no implicit promotion, cast with gpu.cast(x, '${dtype}')`,
+    `${op}: dtype mismatch: ${name} is ${t.dtype} but the GRU's other tensors are ${dtype}; there is no implicit promotion, cast it with gpu.cast(${variable}, '${dtype}')`,
   );
-}
-
-function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
 }

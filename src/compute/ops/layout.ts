@@ -11,7 +11,5 @@ export function transpose<D extends DType>(s: Session, x: Tensor<D>): Tensor<D> 
   if (x.rank < 2) throw new InvalidArgumentError(`${op}: needs a tensor of rank ≥ 2, got ${x.toString()}`);
   const rows = x.shape[x.rank - 2]!;
   const cols = x.shape[x.rank - 1]!;
-  const out = s.empty<D>(op, [...x.shape.slice(0, -2), cols, rows], x.dtype);
-  if (out.size > 0) s.backend.transpose(x.view, out.view, x.size / (rows * cols), rows, cols);
-  return out;
+  return s.produce<D>(op, [...x.shape.slice(0, -2), cols, rows], x.dtype, (out) => s.backend.transpose(x.view, out.view, x.size / (rows * cols), rows, cols));
 }

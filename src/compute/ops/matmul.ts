@@ -10,6 +10,7 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { MATMUL_ACTIVATIONS, planMatmul, type MatmulActivation, type MatmulParams, type MatmulPlan } from '../core/matmul-plan.js';
 import type { DType } from '../core/dtype.js';
+import { checkChoice, checkFlag, checkOptions, optionKeys, validateFinite } from '../core/validation.js';
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import type { TensorView } from '../core/view.js';
@@ -54,17 +55,36 @@ interface ResolvedOptions {
   autotune: boolean;
 }
 
+/** The options of `gpu.linear` (the GpuCompute method spells the same Pick, which the package exports through MatmulOptions). */
+export type LinearOptions = Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'>;
+
+/** The keys {@link MatmulOptions} takes. */
+export const MATMUL_OPTIONS = optionKeys<MatmulOptions>({
+  transA: true,
+  transB: true,
+  alpha: true,
+  beta: true,
+  c: true,
+  bias: true,
+  activation: true,
+  precision: true,
+  engine: true,
+  autotune: true,
+});
+/** The keys {@link LinearOptions} takes. */
+export const LINEAR_OPTIONS = optionKeys<LinearOptions>({ precision: true, engine: true, autotune: true });
+
 const MATMUL_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 
 /**
  * out = act(alpha·op(a)·op(b) + beta·c + bias) for 2-D or batched (3-D, 4-D, ...) tensors with
  * NumPy batch broadcasting; f32, f16 or bf16 (f16/bf16 accumulate in f32).
  */
-export function matmul<D extends DType>(s: Session, a: Tensor<D>, b: Tensor<D>, options: MatmulOptions = {}): Tensor<D> {
+export function matmul<D extends DType>(s: Session, a: Tensor<D>, b: Tensor<D>, opts?: unknown): Tensor<D> {
   const op = 'matmul';
   s.checkTensor(op, a, 'a');
   s.checkTensor(op, b, 'b');
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options must be an object`);
+  const options = checkOptions<MatmulOptions>(op, opts, MATMUL_OPTIONS);
   const dtype = checkDType(op, a, 'a');
   if (b.dtype !== dtype) throw mismatch(op, 'b', b, dtype);
   const { c, bias } = options;
@@ -87,11 +107,12 @@ export function linear<D extends DType>(
   s: Session,
   x: Tensor<D>,
   weight: Tensor<D>,
-  bias?: Tensor<D>,
+  bias?: Tensor<D> | null,
   activation?: MatmulActivation | 'none',
-  options: Pick<MatmulOptions, 'precision' | 'engine' | 'autotune'> = {},
+  opts?: unknown,
 ): Tensor<D> {
   const op = 'linear';
+  const options = checkOptions<LinearOptions>(op, opts, LINEAR_OPTIONS);
   s.checkTensor(op, x, 'x');
   s.checkTensor(op, weight, 'weight');
   const dtype = checkDType(op, x, 'x');
@@ -101,13 +122,14 @@ export function linear<D extends DType>(
   if (x.rank < 1 || x.shape[x.rank - 1] !== inFeatures) {
     throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} must end in the ${inFeatures} input features of weight ${formatShape(weight.shape)}`);
   }
-  if (bias !== undefined) checkBias(s, op, bias, outFeatures, dtype);
-  const resolved = resolveOptions(op, { ...options, transB: true, activation });
+  if (bias !== undefined && bias !== null) checkBias(s, op, bias, outFeatures, dtype);
+  const resolved = resolveOptions(op, { ...options, transB: true, ...(activation === undefined ? {} : { activation }) });
   // Every leading dim of x is a row of one product with the shared weight.
-  const rows = x.size / inFeatures;
+  // The product of the leading dims, not x.size / in: that is 0/0 when in = 0.
+  const rows = x.shape.slice(0, -1).reduce((p, d) => p * d, 1);
   const plan = planMatmul(op, [rows, inFeatures], weight.shape, false, true);
   s.assertSupports(op, 'matmul');
-  const out = run(s, op, plan, x, weight, undefined, bias, resolved) as Tensor<D>;
+  const out = run(s, op, plan, x, weight, undefined, bias ?? undefined, resolved) as Tensor<D>;
   const outShape = [...x.shape.slice(0, -1), outFeatures];
   if (outShape.length === 2) return out;
   try {
@@ -179,32 +201,23 @@ function sub(view: TensorView, offset: number, batch: number, stride: number, ma
   return { buffer: view.buffer, dtype: view.dtype, shape: entries === 1 ? matrix : [entries, ...matrix], offset: view.offset + offset, size };
 }
 
-function resolveOptions(op: string, options: MatmulOptions): ResolvedOptions {
-  const transA = flag(op, 'transA', options.transA);
-  const transB = flag(op, 'transB', options.transB);
-  const alpha = finite(op, 'alpha', options.alpha ?? 1);
+function resolveOptions(op: string, options: Partial<MatmulOptions>): ResolvedOptions {
+  const transA = checkFlag(op, 'transA', options.transA, false);
+  const transB = checkFlag(op, 'transB', options.transB, false);
+  const alpha = validateFinite(op, 'alpha', options.alpha ?? 1);
   const hasC = options.c !== undefined;
-  const beta = finite(op, 'beta', options.beta ?? (hasC ? 1 : 0));
+  const beta = validateFinite(op, 'beta', options.beta ?? (hasC ? 1 : 0));
   if (!hasC && beta !== 0) throw new InvalidArgumentError(`${op}: beta is ${beta} but no c was given (beta scales c)`);
-  const act = options.activation;
-  if (act !== undefined && act !== 'none' && !MATMUL_ACTIVATIONS.includes(act)) {
-    throw new InvalidArgumentError(`${op}: unknown activation ${String(act)} (use ${MATMUL_ACTIVATIONS.join(', ')} or 'none')`);
-  }
-  const precision = options.precision ?? 'highest';
-  if (precision !== 'highest' && precision !== 'tf32') {
-    throw new InvalidArgumentError(`${op}: precision must be 'highest' or 'tf32', got ${String(precision)}`);
-  }
-  const engine = options.engine ?? 'auto';
-  if (engine !== 'auto' && engine !== 'kernels' && engine !== 'cublas') {
-    throw new InvalidArgumentError(`${op}: engine must be 'auto', 'kernels' or 'cublas', got ${String(engine)}`);
-  }
-  const autotune = flag(op, 'autotune', options.autotune ?? true);
+  const act = checkChoice(op, 'activation', options.activation, [...MATMUL_ACTIVATIONS, 'none'], 'none', 'unknown');
+  const precision = checkChoice(op, 'precision', options.precision, ['highest', 'tf32'], 'highest');
+  const engine = checkChoice(op, 'engine', options.engine, ['auto', 'kernels', 'cublas'], 'auto');
+  const autotune = checkFlag(op, 'autotune', options.autotune, true);
   return { transA, transB, alpha, beta, activation: act === 'none' ? undefined : act, precision, engine, autotune };
 }
 
 function checkDType(op: string, t: Tensor, name: string): DType {
   if (!MATMUL_DTYPES.includes(t.dtype)) {
-    throw new InvalidArgumentError(`${op}: ${name} must be f32, f16 or bf16, got ${t.toString()}; cast it first, e.g. gpu.cast(x, 'f32')`);
+    throw new InvalidArgumentError(`${op}: ${name} must be f32, f16 or bf16, got ${t.toString()}; cast it first, e.g. gpu.cast(${name}, 'f32')`);
   }
   return t.dtype;
 }
@@ -219,19 +232,6 @@ function checkBias(s: Session, op: string, bias: Tensor, n: number, dtype: DType
 
 function mismatch(op: string, name: string, t: Tensor, dtype: DType): InvalidArgumentError {
   return new InvalidArgumentError(
-    `${op}: dtype mismatch: ${name} is ${t.dtype} but the product is ${dtype}; there is no implicit promotion, cast with gpu.cast(x, '${dtype}')`,
+    `${op}: dtype mismatch: ${name} is ${t.dtype} but the product is ${dtype}; there is no implicit promotion, cast with gpu.cast(${name}, '${dtype}')`,
   );
-}
-
-function flag(op: string, name: string, value: unknown): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${op}: ${name} must be a boolean, got ${String(value)}`);
-  return value;
-}
-
-function finite(op: string, name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new InvalidArgumentError(`${op}: ${name} must be a finite number, got ${String(value)}`);
-  }
-  return value;
 }

@@ -1,7 +1,7 @@
 /** Seeded random tensors and dropout, from the Philox stream every backend shares. */
 import { InvalidArgumentError } from '../../errors.js';
 import { isFloatDType, type DType } from '../core/dtype.js';
-import { validateDType, validateFinite } from '../core/validation.js';
+import { checkOptions, describeValue, optionKeys, validateDType, validateFinite, validateSeed } from '../core/validation.js';
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { copy, full } from './creation.js';
@@ -28,9 +28,15 @@ export interface RandnOptions<D extends DType = DType> {
   std?: number;
 }
 
+/** The keys {@link RandOptions} takes. */
+export const RAND_OPTIONS = optionKeys<RandOptions>({ seed: true, dtype: true, low: true, high: true });
+/** The keys {@link RandnOptions} takes. */
+export const RANDN_OPTIONS = optionKeys<RandnOptions>({ seed: true, dtype: true, mean: true, std: true });
+
 /** Uniform random numbers in [low, high) (default [0, 1)). */
-export function rand<D extends DType = 'f32'>(s: Session, shape: unknown, options: RandOptions<D> = {}): Tensor<D> {
+export function rand<D extends DType = 'f32'>(s: Session, shape: unknown, opts?: unknown): Tensor<D> {
   const op = 'rand';
+  const options = checkOptions<RandOptions<D>>(op, opts, RAND_OPTIONS);
   const low = validateFinite(op, 'low', options.low ?? 0);
   const high = validateFinite(op, 'high', options.high ?? 1);
   if (!(high > low)) throw new InvalidArgumentError(`${op}: high (${high}) must be greater than low (${low})`);
@@ -38,8 +44,9 @@ export function rand<D extends DType = 'f32'>(s: Session, shape: unknown, option
 }
 
 /** Normal random numbers (default mean 0, std 1). */
-export function randn<D extends DType = 'f32'>(s: Session, shape: unknown, options: RandnOptions<D> = {}): Tensor<D> {
+export function randn<D extends DType = 'f32'>(s: Session, shape: unknown, opts?: unknown): Tensor<D> {
   const op = 'randn';
+  const options = checkOptions<RandnOptions<D>>(op, opts, RANDN_OPTIONS);
   const mean = validateFinite(op, 'mean', options.mean ?? 0);
   const std = validateFinite(op, 'std', options.std ?? 1);
   if (std < 0) throw new InvalidArgumentError(`${op}: std must be ≥ 0, got ${std}`);
@@ -50,22 +57,44 @@ export function randn<D extends DType = 'f32'>(s: Session, shape: unknown, optio
 export function dropout<D extends DType>(s: Session, x: Tensor<D>, p: unknown, seed: unknown): Tensor<D> {
   const op = 'dropout';
   s.checkFloat(op, x, 'x');
-  if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: p must be in [0, 1], got ${String(p)}`);
+  if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: p must be in [0, 1], got ${describeValue(p)}`);
   if (p > 0 && p < 1) s.assertSupports(op, 'dropout');
-  const key = s.seed(op, seed);
-  if (p === 0) return copy(s, x, op);
-  if (p === 1) return full<D>(s, op, x.shape, 0, x.dtype);
-  const out = s.empty<D>(op, x.shape, x.dtype);
-  if (out.size > 0) s.backend.dropout!(x.view, out.view, p, key);
-  return out;
+  const draw = keyOf(s, op, seed);
+  if (p === 0 || p === 1) {
+    const out = p === 0 ? copy(s, x, op) : full<D>(s, op, x.shape, 0, x.dtype);
+    draw();
+    return out;
+  }
+  return seeded<D>(s, op, x.shape, x.dtype, draw, (out, key) => s.backend.dropout!(x.view, out.view, p, key));
 }
 
 function random<D extends DType>(s: Session, op: string, shape: unknown, dtype: unknown, seed: unknown, kind: 'uniform' | 'normal', a: number, b: number): Tensor<D> {
   s.assertLive();
   const d = validateDType(op, dtype ?? 'f32');
   if (!isFloatDType(d)) throw new InvalidArgumentError(`${op}: dtype must be f32, f16 or bf16, got ${d}`);
-  const key = s.seed(op, seed);
-  const out = s.empty<D>(op, shape, d);
-  if (out.size > 0) s.backend.random(out.view, kind, key, a, b);
+  return seeded<D>(s, op, shape, d, keyOf(s, op, seed), (out, key) => s.backend.random(out.view, kind, key, a, b));
+}
+
+/**
+ * The call's Philox key: `seed` (checked now) when given, else the session's next one, drawn
+ * only when the returned function is called, once the result exists: a refused call (a bad
+ * shape, no memory) leaves the sequence where it was.
+ */
+function keyOf(s: Session, op: string, seed: unknown): () => number {
+  const given = seed === undefined ? undefined : validateSeed(op, seed);
+  return () => given ?? s.seed(op, undefined);
+}
+
+/** A new tensor that `fill` writes with the call's key (see {@link keyOf}); disposed again when `fill` throws. */
+function seeded<D extends DType>(s: Session, op: string, shape: unknown, dtype: DType, draw: () => number, fill: (out: Tensor<D>, key: number) => void): Tensor<D> {
+  const out = s.empty<D>(op, shape, dtype);
+  const key = draw();
+  if (out.size === 0) return out;
+  try {
+    fill(out, key);
+  } catch (err) {
+    out.dispose();
+    throw err;
+  }
   return out;
 }

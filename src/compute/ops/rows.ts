@@ -15,9 +15,7 @@ export function softmax<D extends DType>(s: Session, x: Tensor<D>, log: boolean)
   const op = log ? 'logSoftmax' : 'softmax';
   s.checkFloat(op, x, 'x');
   const cols = lastDim(x);
-  const out = s.empty<D>(op, x.shape, x.dtype);
-  if (out.size > 0) s.backend.softmax(x.view, out.view, x.size / cols, cols, log);
-  return out;
+  return s.produce<D>(op, x.shape, x.dtype, (out) => s.backend.softmax(x.view, out.view, x.size / cols, cols, log));
 }
 
 /**
@@ -38,9 +36,7 @@ export function layerNorm<D extends DType>(s: Session, x: Tensor<D>, gamma: Tens
       throw new InvalidArgumentError(`${op}: ${name} must have shape [${cols}] (the last dim of x ${formatShape(x.shape)}), got ${formatShape(param.shape)}`);
     }
   }
-  const out = s.empty<D>(op, x.shape, x.dtype);
-  if (out.size > 0) s.backend.layerNorm(x.view, gamma?.view, beta?.view, out.view, x.size / cols, cols, epsilon);
-  return out;
+  return s.produce<D>(op, x.shape, x.dtype, (out) => s.backend.layerNorm(x.view, gamma?.view, beta?.view, out.view, x.size / cols, cols, epsilon));
 }
 
 function lastDim(x: Tensor): number {

@@ -45,7 +45,7 @@
  * products' alpha), so the Gram matrices neither overflow nor underflow f32.
  */
 import { InvalidArgumentError } from '../../errors.js';
-import { validateSeed } from '../core/validation.js';
+import { checkFlag, checkInteger, checkOptions, describeValue, optionKeys, validateSeed } from '../core/validation.js';
 import { DeviceRandomizedSvd } from '../linalg/device-randomized-svd.js';
 import { jacobiSvd } from '../linalg/jacobi-svd.js';
 import { RandomizedSvd } from '../linalg/randomized-svd.js';
@@ -71,6 +71,9 @@ export interface SvdOptions {
   full?: boolean;
 }
 
+/** The keys {@link SvdOptions} takes. */
+export const SVD_OPTIONS = optionKeys<SvdOptions>({ rank: true, oversample: true, powerIterations: true, seed: true, full: true });
+
 /** Defaults of {@link SvdOptions}. */
 export const SVD_DEFAULTS = { rank: 6, oversample: 10, powerIterations: 2, seed: 0 } as const;
 /** The largest min(m, n) `full: true` accepts (its host Jacobi work grows as m·n·min(m, n)). */
@@ -88,10 +91,29 @@ export const HOST_ROUTE_MAX_WIDTH = 44;
  * Truncated (or, with `full`, exact) SVD of the f32 matrix `a`: a ≈ u·diag(s)·v with u m×k,
  * s [k], v k×n. Synchronous: it reads small q×q matrices back from the device between steps.
  */
-export function svd(s: Session, a: Tensor<'f32'>, options: SvdOptions = {}, route?: SvdRoute, probe?: SvdStageProbe): SvdResult {
+export function svd(s: Session, a: Tensor<'f32'>, options?: unknown, route?: SvdRoute, probe?: SvdStageProbe): SvdResult {
   const o = resolve(s, a, options);
   s.assertSupports('svd', 'matmul');
   const maxAbs = checkFinite(s, a);
+  const result = decompose(s, a, o, maxAbs, route, probe);
+  try {
+    // σ₁ ≤ ‖a‖_F ≤ √(m·n)·max|a|: only a bound beyond f32's range needs the largest value read back.
+    if (Math.sqrt(o.m * o.n) * maxAbs > F32_MAX && !Number.isFinite(result.s.toArraySync()[0]!)) {
+      throw new InvalidArgumentError(
+        `svd: the largest singular value of a ${a.toString()} (max |a| ${maxAbs.toExponential(3)}) is beyond f32's range (${F32_MAX.toExponential(3)}); scale a down`,
+      );
+    }
+  } catch (err) {
+    for (const t of [result.u, result.s, result.v]) t.dispose();
+    throw err;
+  }
+  return result;
+}
+
+/** The largest finite f32. */
+const F32_MAX = 3.4028234663852886e38;
+
+function decompose(s: Session, a: Tensor<'f32'>, o: SvdProblem, maxAbs: number, route: SvdRoute | undefined, probe: SvdStageProbe | undefined): SvdResult {
   if (o.full) return fullSvd(s, a, o);
   const onDevice = route === 'device' || route === 'householder' || (route === undefined && sketchWidth(o) > HOST_ROUTE_MAX_WIDTH);
   const linalg = onDevice ? s.backend.denseLinalg?.() : undefined;
@@ -115,32 +137,25 @@ export function svd(s: Session, a: Tensor<'f32'>, options: SvdOptions = {}, rout
  */
 export type SvdRoute = 'device' | 'householder' | 'host';
 
-function resolve(s: Session, a: Tensor, options: SvdOptions): SvdProblem {
+function resolve(s: Session, a: Tensor, options: unknown): SvdProblem {
   const op = 'svd';
   s.checkTensor(op, a, 'a');
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`${op}: options must be an object`);
+  const o = checkOptions<SvdOptions>(op, options, SVD_OPTIONS);
   if (a.dtype !== 'f32') {
     throw new InvalidArgumentError(`${op}: a must be f32, got ${a.toString()}; cast it first, e.g. gpu.cast(a, 'f32')`);
   }
   if (a.rank !== 2) throw new InvalidArgumentError(`${op}: a must be a 2-D matrix [m, n], got ${a.toString()}`);
   const [m, n] = a.shape as [number, number];
   if (m === 0 || n === 0) throw new InvalidArgumentError(`${op}: a ${a.toString()} is empty`);
-  const full = options.full ?? false;
-  if (typeof full !== 'boolean') throw new InvalidArgumentError(`${op}: full must be a boolean, got ${String(full)}`);
+  const full = checkFlag(op, 'full', o.full, false);
   const smaller = Math.min(m, n);
-  const rank = options.rank ?? (full ? smaller : Math.min(SVD_DEFAULTS.rank, smaller));
+  const rank = o.rank ?? (full ? smaller : Math.min(SVD_DEFAULTS.rank, smaller));
   if (!Number.isSafeInteger(rank) || rank < 1 || rank > smaller) {
-    throw new InvalidArgumentError(`${op}: rank must be an integer in [1, min(m, n) = ${smaller}] for a ${a.toString()}, got ${String(rank)}`);
+    throw new InvalidArgumentError(`${op}: rank must be an integer in [1, min(m, n) = ${smaller}] for a ${a.toString()}, got ${describeValue(rank)}`);
   }
-  const oversample = options.oversample ?? SVD_DEFAULTS.oversample;
-  if (!Number.isSafeInteger(oversample) || oversample < 0) {
-    throw new InvalidArgumentError(`${op}: oversample must be an integer ≥ 0, got ${String(oversample)}`);
-  }
-  const powerIterations = options.powerIterations ?? SVD_DEFAULTS.powerIterations;
-  if (!Number.isSafeInteger(powerIterations) || powerIterations < 0) {
-    throw new InvalidArgumentError(`${op}: powerIterations must be an integer ≥ 0, got ${String(powerIterations)}`);
-  }
-  const seed = validateSeed(op, options.seed ?? SVD_DEFAULTS.seed);
+  const oversample = checkInteger(op, 'oversample', o.oversample ?? SVD_DEFAULTS.oversample, 0);
+  const powerIterations = checkInteger(op, 'powerIterations', o.powerIterations ?? SVD_DEFAULTS.powerIterations, 0);
+  const seed = validateSeed(op, o.seed ?? SVD_DEFAULTS.seed);
   if (full && smaller > FULL_SVD_MAX_DIM) {
     throw new InvalidArgumentError(
       `${op}: full: true is for small matrices (min(m, n) ≤ ${FULL_SVD_MAX_DIM}), got ${a.toString()}; pass a rank for a truncated SVD`,
@@ -173,5 +188,18 @@ function fullSvd(s: Session, a: Tensor, o: SvdProblem): SvdResult {
   for (let i = 0; i < m; i++) for (let j = 0; j < k; j++) uk[i * k + j] = u[i * p + j]!;
   const vk = new Float32Array(k * n);
   for (let j = 0; j < k; j++) for (let i = 0; i < n; i++) vk[j * n + i] = v[i * p + j]!;
-  return { u: tensor<'f32'>(s, uk, [m, k], 'f32'), s: tensor<'f32'>(s, Float32Array.from(sigma.subarray(0, k)), [k], 'f32'), v: tensor<'f32'>(s, vk, [k, n], 'f32') };
+  return hostResult(s, [uk, [m, k]], [Float32Array.from(sigma.subarray(0, k)), [k]], [vk, [k, n]]);
+}
+
+/** u, s and v as tensors from host values; none is left allocated when one cannot be. */
+function hostResult(s: Session, ...parts: [values: Float32Array, shape: number[]][]): SvdResult {
+  const made: Tensor<'f32'>[] = [];
+  try {
+    for (const [values, shape] of parts) made.push(tensor<'f32'>(s, values, shape, 'f32'));
+  } catch (err) {
+    for (const t of made) t.dispose();
+    throw err;
+  }
+  const [u, sigma, v] = made as [Tensor<'f32'>, Tensor<'f32'>, Tensor<'f32'>];
+  return { u, s: sigma, v };
 }

@@ -3,13 +3,13 @@
  * tensors it is given (alive, and of this backend), the seed sequence of the random ops, and the
  * one-time leak warning. The op front-ends take a session, never the GpuCompute façade.
  */
-import { DisposedError, InvalidArgumentError, UnsupportedOperationError } from '../../errors.js';
+import { DisposedError, GpuError, InvalidArgumentError, UnsupportedOperationError } from '../../errors.js';
 import type { OptionalOp } from '../backend/backend.js';
 import type { ComposedBackend } from '../backend/composed-ops.js';
-import { dtypeSize, isFloatDType, type DType } from '../core/dtype.js';
+import { isFloatDType, type DType } from '../core/dtype.js';
 import type { Logger } from '../core/logger.js';
-import { shapeSize } from '../core/shape.js';
-import { validateDType, validateSeed, validateShape } from '../core/validation.js';
+import { formatShape } from '../core/shape.js';
+import { describeValue, storageBytes, validateDType, validateSeed, validateShape } from '../core/validation.js';
 import type { BackendBuffer } from '../core/view.js';
 import { Tensor, TensorStorage, type TensorOwner } from './tensor.js';
 
@@ -39,21 +39,47 @@ export class Session implements TensorOwner {
 
   /**
    * An uninitialised tensor of `shape` and `dtype`, both checked in the name of `op`. Empty
-   * tensors still get one element of storage, so every tensor owns a real buffer.
+   * tensors still get one element of storage, so every tensor owns a real buffer. A size no
+   * buffer can hold is refused, and the backend's allocation errors (OutOfMemoryError) name `op`
+   * and the tensor, since the backend cannot know which op asked.
    */
   empty<D extends DType>(op: string, shape: unknown, dtype: unknown): Tensor<D> {
     this.assertLive();
     const s = validateShape(op, shape);
     const d = validateDType(op, dtype) as D;
-    const bytes = Math.max(shapeSize(s), 1) * dtypeSize[d];
-    return new Tensor(new TensorStorage(this, this.backend.alloc(bytes)), d, s);
+    const bytes = storageBytes(op, s, d);
+    let buffer: BackendBuffer;
+    try {
+      buffer = this.backend.alloc(bytes);
+    } catch (err) {
+      // (V8 formats err.stack when first read, so its first line shows the new message too.)
+      if (err instanceof GpuError) err.message = `${op}: a ${d} tensor of shape ${formatShape(s)}: ${err.message}`;
+      throw err;
+    }
+    return new Tensor(new TensorStorage(this, buffer), d, s);
+  }
+
+  /**
+   * A new tensor that `fill` writes (skipped when it is empty); disposed again when `fill`
+   * throws, so an op that fails in the backend leaves nothing allocated.
+   */
+  produce<D extends DType>(op: string, shape: unknown, dtype: unknown, fill: (out: Tensor<D>) => void): Tensor<D> {
+    const out = this.empty<D>(op, shape, dtype);
+    if (out.size === 0) return out;
+    try {
+      fill(out);
+    } catch (err) {
+      out.dispose();
+      throw err;
+    }
+    return out;
   }
 
   /** Throws unless `t` is a live tensor of this session; `name` is the argument's name in `op`'s messages. */
   checkTensor(op: string, t: unknown, name: string): asserts t is Tensor {
     this.assertLive();
     if (!(t instanceof Tensor)) throw new InvalidArgumentError(`${op}: ${name} must be a Tensor, got ${describeValue(t)}`);
-    t.assertLive();
+    if (t.disposed) throw new DisposedError(t.owner.disposed ? `${op}: ${name}: the GpuCompute holding ${t.toString()}` : `${op}: ${name} ${t.toString()}`);
     if (t.owner !== this) {
       const other = t.owner instanceof Session ? t.owner.label() : 'another owner';
       throw new InvalidArgumentError(
@@ -120,11 +146,4 @@ export class Session implements TensorOwner {
         `Call dispose() or declare tensors with \`using\` (reported once per GpuCompute).`,
     );
   }
-}
-
-/** A value's kind for messages: `null`, a class name, or its typeof. */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'object') return value.constructor?.name ?? 'object';
-  return typeof value;
 }

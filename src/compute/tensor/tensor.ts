@@ -12,7 +12,7 @@ import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import type { Backend } from '../backend/backend.js';
 import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../core/dtype.js';
 import { formatShape, rowMajorStrides, shapeSize } from '../core/shape.js';
-import { validateShape } from '../core/validation.js';
+import { describeValue, validateShape } from '../core/validation.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
 
 /** What tensors belong to: a backend, and where their memory goes back (a GpuCompute's session). */
@@ -129,7 +129,12 @@ export class Tensor<D extends DType = DType> {
    */
   reshape(...shape: number[] | [readonly number[]]): Tensor<D> {
     this.assertLive();
-    const requested: readonly number[] = Array.isArray(shape[0]) ? shape[0] : (shape as number[]);
+    if (Array.isArray(shape[0]) && shape.length > 1) {
+      throw new InvalidArgumentError(
+        `reshape: takes the dims as one array or as separate numbers, not both; got ${describeValue(shape[0])} and then ${shape.slice(1).map(describeValue).join(', ')}`,
+      );
+    }
+    const requested: readonly unknown[] = Array.isArray(shape[0]) ? shape[0] : shape;
     const resolved = resolveReshape(this, requested);
     this.storage.retain();
     return new Tensor(this.storage, this.dtype, resolved, this.offset);
@@ -210,24 +215,24 @@ function widen(dtype: DType, raw: RawHostArray): HostArray {
 }
 
 /** Validates a reshape target and infers its -1 dim. */
-function resolveReshape(tensor: Tensor, requested: readonly number[]): number[] {
+function resolveReshape(tensor: Tensor, requested: readonly unknown[]): number[] {
   const op = 'reshape';
   const inferred = requested.filter((d) => d === -1).length;
-  if (inferred > 1) throw new InvalidArgumentError(`${op}: only one dim may be -1, got ${formatShape(requested)}`);
+  if (inferred > 1) throw new InvalidArgumentError(`${op}: only one dim may be -1, got ${describeValue(requested)}`);
   const known = validateShape(op, requested.filter((d) => d !== -1));
   const knownSize = shapeSize(known);
   if (inferred === 1) {
     if (knownSize === 0 || tensor.size % knownSize !== 0) {
       throw new InvalidArgumentError(
-        `${op}: cannot reshape ${tensor.toString()} (${tensor.size} elements) to ${formatShape(requested)}`,
+        `${op}: cannot reshape ${tensor.toString()} (${tensor.size} elements) to ${formatShape(requested as number[])}`,
       );
     }
-    return requested.map((d) => (d === -1 ? tensor.size / knownSize : d));
+    return requested.map((d) => (d === -1 ? tensor.size / knownSize : (d as number)));
   }
   if (knownSize !== tensor.size) {
     throw new InvalidArgumentError(
-      `${op}: cannot reshape ${tensor.toString()} (${tensor.size} elements) to ${formatShape(requested)} (${knownSize} elements)`,
+      `${op}: cannot reshape ${tensor.toString()} (${tensor.size} elements) to ${formatShape(requested as number[])} (${knownSize} elements)`,
     );
   }
-  return [...requested];
+  return [...(requested as number[])];
 }

@@ -126,7 +126,7 @@ describe('device and lifetime errors', () => {
     using b = gpu.zeros([2]);
     const err = thrown(() => gpu.add(b, a));
     expect(err).toBeInstanceOf(DisposedError);
-    expect(err.message).toBe('Tensor(f32 [2]) has been disposed');
+    expect(err.message).toBe('add: b Tensor(f32 [2]) has been disposed');
     expect(() => gpu.sum(a)).toThrow(DisposedError);
   });
 

@@ -105,7 +105,7 @@ describe('gru validation', () => {
     expect(() => gpu.gru(gpu.zeros([2, 5, 3]), h0, layer.weights)).toThrow(InvalidArgumentError);
     bad(() => gpu.gru(gpu.zeros([2, 5, 3]), h0, layer.weights), /x must be \[batch, time, input\] with input 4/);
     bad(() => gpu.gru(x, gpu.zeros([2, 4]), layer.weights), /h0 must be \[2, 3\]/);
-    bad(() => gpu.gru(x, h0, { ...layer.weights, wHh: gpu.zeros([9, 4]) }), /wHh must be \[12, 4\], got \[9, 4\]/);
+    bad(() => gpu.gru(x, h0, { ...layer.weights, wHh: gpu.zeros([9, 4]) }), /wHh must be \[9, 3\] \(3H, H with H = 3\), got \[9, 4\]/);
     bad(() => gpu.gru(x, h0, { ...layer.weights, wIh: gpu.zeros([8, 4]) }), /wIh must be \[9\] \+ \[in\]/);
     bad(() => gpu.gru(x, h0, { ...layer.weights, bIh: gpu.zeros([3]) }), /bIh must be \[9\]/);
     bad(() => gpu.gru(x, h0, [layer.weights, layer.weights]), /layer 1 takes the previous layer's 3 states/);
@@ -118,7 +118,7 @@ describe('gru validation', () => {
     bad(() => gpu.gruCell(gpu.zeros([2, 4]), h0, [layer.weights] as never), /one layer's weights/);
     bad(() => gpu.gruRollout(gpu.zeros([2, 4]), h0, layer.weights, { steps: 0, outputProjection: { weight: gpu.zeros([4, 3]) } }), /steps must be/);
     bad(() => gpu.gruRollout(gpu.zeros([2, 4]), h0, layer.weights, { steps: 2, outputProjection: { weight: gpu.zeros([3, 3]) } }), /outputProjection.weight must be \[4, 3\]/);
-    bad(() => gpu.gru(x, h0, { ...layer.weights, layerNorm: { eps: -1 } }), /eps must be a positive number/);
+    bad(() => gpu.gru(x, h0, { ...layer.weights, layerNorm: { eps: -1 } }), /layerNorm.eps must be a finite number ≥ 0, got -1/);
     const other = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
     bad(() => gpu.gru(other.zeros([2, 5, 4]), h0, layer.weights), /belongs to another GpuCompute/);
     other.dispose();

@@ -1,0 +1,40 @@
+/**
+ * The op properties of `test/unit/hardening/op-properties.ts` on every backend of the registry
+ * but the CPU, each run compared with the CPU backend's run of the same case (which the unit
+ * tests hold to float64). A backend this machine lacks is skipped with its probe's reason.
+ * Longer than the unit run: `GPUCOMPUTE_FUZZ_RUNS` (default 200) cases per property, replayable
+ * with `GPUCOMPUTE_FUZZ_SEED` and `GPUCOMPUTE_FUZZ_PATH`.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { BACKENDS } from '../../../src/compute/backends.js';
+import { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { checkProperty, compareRun, fuzzRuns } from '../../unit/hardening/fuzz.js';
+import { OP_PROPERTIES, type OpProperty } from '../../unit/hardening/op-properties.js';
+
+const RUNS = fuzzRuns(200);
+
+for (const registration of BACKENDS) {
+  if (registration.kind === 'cpu') continue;
+  const { backend: probe } = registration.probe({ freeMemory: false });
+  const title = `${registration.kind} against the CPU backend (${RUNS} runs per property)${probe.available ? '' : `: skipped, ${probe.reason}`}`;
+
+  describe.skipIf(!probe.available)(title, () => {
+    let device: GpuCompute;
+    let cpu: GpuCompute;
+    beforeAll(async () => {
+      device = await GpuCompute.create({ backend: registration.kind, logLevel: 'silent' });
+      cpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
+    });
+    afterAll(() => {
+      device?.dispose();
+      cpu?.dispose();
+    });
+
+    for (const p of OP_PROPERTIES as readonly OpProperty<unknown>[]) {
+      it(p.name, async () => {
+        await checkProperty(`${registration.kind}: ${p.name}`, fc.asyncProperty(p.arbitrary, async (c) => compareRun(p, c, device, p.run(cpu, c), 'cpu')), RUNS);
+      });
+    }
+  });
+}

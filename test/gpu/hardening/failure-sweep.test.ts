@@ -5,13 +5,14 @@
  * front-end's calls. A backend this machine lacks is skipped with its probe's reason.
  */
 import { describe, expect, it } from 'vitest';
+import type { BackendRegistration } from '../../../src/compute/backend/registration.js';
 import { BACKENDS } from '../../../src/compute/backends.js';
 import { caseName, sweepFailures } from '../../unit/hardening/leak-check.js';
 import { OP_CASES } from '../../unit/hardening/op-cases.js';
 
 for (const registration of BACKENDS) {
-  if (registration.kind === 'cpu') continue;
-  const { backend: probe } = registration.probe({ freeMemory: false });
+  if (registration.kind === 'cpu' || (registration as BackendRegistration).aliasOf !== undefined) continue;
+  const { backend: probe } = await registration.probe({ freeMemory: false });
   describe.skipIf(!probe.available)(`a failed op leaves nothing allocated on ${registration.kind}${probe.available ? '' : `: skipped, ${probe.reason}`}`, () => {
     for (const c of OP_CASES) {
       it(caseName(c), async () => {

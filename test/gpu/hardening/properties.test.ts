@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { BackendRegistration } from '../../../src/compute/backend/registration.js';
 import { BACKENDS } from '../../../src/compute/backends.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { checkProperty, compareRun, fuzzRuns } from '../../unit/hardening/fuzz.js';
@@ -15,8 +16,8 @@ import { OP_PROPERTIES, type OpProperty } from '../../unit/hardening/op-properti
 const RUNS = fuzzRuns(200);
 
 for (const registration of BACKENDS) {
-  if (registration.kind === 'cpu') continue;
-  const { backend: probe } = registration.probe({ freeMemory: false });
+  if (registration.kind === 'cpu' || (registration as BackendRegistration).aliasOf !== undefined) continue;
+  const { backend: probe } = await registration.probe({ freeMemory: false });
   const title = `${registration.kind} against the CPU backend (${RUNS} runs per property)${probe.available ? '' : `: skipped, ${probe.reason}`}`;
 
   describe.skipIf(!probe.available)(title, () => {

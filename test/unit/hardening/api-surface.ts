@@ -16,9 +16,15 @@ function methodsOf(proto: object): string[] {
 
 /** GpuCompute's instance methods (the op methods installed from the op table included). */
 export const GPU_COMPUTE_METHODS = methodsOf(GpuCompute.prototype);
-/** GpuCompute's static methods. */
+/** Statics marked `@internal` (left out of the documentation; the library's own tests use them). */
+const INTERNAL_STATICS = new Set(['over']);
+
+/** GpuCompute's public static methods. */
 export const GPU_COMPUTE_STATICS = Object.getOwnPropertyNames(GpuCompute).filter(
-  (name) => typeof (GpuCompute as unknown as Record<string, unknown>)[name] === 'function' && !['length', 'name', 'prototype'].includes(name),
+  (name) =>
+    typeof (GpuCompute as unknown as Record<string, unknown>)[name] === 'function' &&
+    !['length', 'name', 'prototype'].includes(name) &&
+    !INTERNAL_STATICS.has(name),
 );
 /** Tensor's instance methods, as `Tensor#name` (the op methods of `tensor-methods.ts` included). */
 export const TENSOR_METHODS = methodsOf(Tensor.prototype).map((name) => `Tensor#${name}`);

@@ -1,8 +1,8 @@
 /**
  * `npm run bench [-- name...]`: runs the benchmarks, each in its own process so one's device
- * state cannot colour another's figures. Without names: all of them where a CUDA GPU answers,
- * and none (saying why) where none does. Named CUDA benches are skipped without a GPU; `cpu`
- * runs everywhere. Exits 1 when a bench fails, 2 for an unknown bench name.
+ * state cannot colour another's figures. Without names: every bench whose device is present
+ * (`cpu` runs everywhere); a named bench whose device is absent is skipped, saying why.
+ * Exits 1 when a bench fails, 2 for an unknown bench name.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,19 +10,23 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { probeCuda } from '../src/compute/cuda/probe.js';
+import { probeWebGpu } from '../src/compute/webgpu/registration.js';
 import { tsxCommand } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** Bench name → script and whether it needs a CUDA GPU, in the order `npm run bench` runs them. */
-const benches: Record<string, { script: string; cuda: boolean }> = {
-  launch: { script: 'launch.ts', cuda: true },
-  ops: { script: 'ops.ts', cuda: true },
-  matmul: { script: 'matmul.ts', cuda: true },
-  attention: { script: 'attention.ts', cuda: true },
-  gru: { script: 'gru.ts', cuda: true },
-  svd: { script: 'svd.ts', cuda: true },
-  cpu: { script: 'cpu.ts', cuda: false },
+type Needs = 'cuda' | 'webgpu' | 'nothing';
+
+/** Bench name → script and the device it needs, in the order `npm run bench` runs them. */
+const benches: Record<string, { script: string; needs: Needs }> = {
+  launch: { script: 'launch.ts', needs: 'cuda' },
+  ops: { script: 'ops.ts', needs: 'cuda' },
+  matmul: { script: 'matmul.ts', needs: 'cuda' },
+  attention: { script: 'attention.ts', needs: 'cuda' },
+  gru: { script: 'gru.ts', needs: 'cuda' },
+  svd: { script: 'svd.ts', needs: 'cuda' },
+  webgpu: { script: 'webgpu.ts', needs: 'webgpu' },
+  cpu: { script: 'cpu.ts', needs: 'nothing' },
 };
 
 const usage = `Usage: npm run bench [-- <name>...]   names: ${Object.keys(benches).join(', ')} (default: all)`;
@@ -39,14 +43,20 @@ if (unknown.length > 0) {
 }
 
 const { backend: cuda, devices } = probeCuda({ freeMemory: false });
-if (!cuda.available && args.length === 0) {
-  console.log(`No CUDA GPU here (${cuda.reason}); the benchmarks need one, so none ran.`);
-  console.log('`npm run bench -- cpu` runs the CPU backend\'s benchmark, which needs none.');
-  process.exit(0);
-}
-if (cuda.available) console.log(`CUDA ${cuda.driverVersion} with ${devices.map((d) => d.info?.deviceName ?? 'unknown').join(', ')}`);
+console.log(cuda.available ? `CUDA ${cuda.driverVersion} with ${devices.map((d) => d.info?.deviceName ?? 'unknown').join(', ')}` : `no CUDA GPU (${cuda.reason})`);
+const webgpu = (await probeWebGpu()).backend;
+// A software adapter (lavapipe) would take minutes over sizes meant for a GPU.
+const webgpuAbsent = !webgpu.available ? webgpu.reason : webgpu.adapter?.fallback ? 'the only adapter is a software one' : undefined;
+console.log(webgpuAbsent === undefined ? `WebGPU on ${webgpu.adapter?.description || webgpu.adapter?.device}` : `no WebGPU GPU (${webgpuAbsent})`);
 
-const selected = args.length > 0 ? [...new Set(args)] : Object.keys(benches);
+/** Why a bench cannot run here, or undefined when it can. */
+function absent(needs: Needs): string | undefined {
+  if (needs === 'cuda') return cuda.available ? undefined : 'no CUDA GPU';
+  if (needs === 'webgpu') return webgpuAbsent === undefined ? undefined : 'no WebGPU GPU';
+  return undefined;
+}
+
+const selected = args.length > 0 ? [...new Set(args)] : Object.keys(benches).filter((name) => absent(benches[name]!.needs) === undefined);
 const outcomes: { name: string; outcome: string; seconds: number }[] = [];
 for (const name of selected) {
   const bench = benches[name]!;
@@ -55,8 +65,9 @@ for (const name of selected) {
     outcomes.push({ name, outcome: `not present (${bench.script})`, seconds: 0 });
     continue;
   }
-  if (bench.cuda && !cuda.available) {
-    outcomes.push({ name, outcome: 'skipped: no CUDA GPU', seconds: 0 });
+  const missing = absent(bench.needs);
+  if (missing !== undefined) {
+    outcomes.push({ name, outcome: `skipped: ${missing}`, seconds: 0 });
     continue;
   }
   console.log(`\n=== bench ${name} ===`);

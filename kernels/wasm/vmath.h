@@ -6,13 +6,16 @@
  * Polynomials are near-minimax fits made by fit/fit_coefficients.py (coefficients lowest degree
  * first in the comments there); the measured errors are in test/unit/cpu-simd/.
  *
- * Forms chosen so tails keep their relative accuracy where a textbook formula cancels:
- * - sigmoid from e = exp(-|x|): s(x) = 1/(1+e) or e/(1+e), never 1 - something;
- * - tanh' = 4e/(1+e)^2 with e = exp(-2|x|), not 1 - tanh^2;
+ * Forms chosen so results keep their relative accuracy where a textbook formula cancels:
+ * - sigmoid from e = exp(-|x|): σ(x) = 1/(1+e) or e/(1+e), never 1 - something;
+ * - tanh' = 4e/(1+e)² with e = exp(-2|x|), not 1 - tanh²;
  * - Φ(-u) = φ(u)·M(u) with the Mills ratio M fitted as t·P(t), t = 1/(1 + 0.3u), and
- *   φ(u) = exp(-u²/2) computed from the exact product u·u = p + err (Dekker), so exact GELU and
- *   its derivative stay accurate down to where they underflow;
- * - GELU's tanh form as x·sigmoid(2y) (1 + tanh y = 2·sigmoid(2y)).
+ *   φ(u) = exp(-u²/2) computed from the exact product u·u = p + err (Dekker);
+ * - GELU's tanh form as x·σ(2y) (1 + tanh y = 2σ(2y)), with 2y formed in f64;
+ * - tiny results: exp returns a mantissa and a power of two, applied last (one rounding into
+ *   the subnormals);
+ * - the derivatives of GELU (both forms) and SiLU cross zero; near the root they are evaluated
+ *   as (x - x0)·Q(x) with x0 in two f32 parts.
  */
 #ifndef GPUCOMPUTE_WASM_VMATH_H
 #define GPUCOMPUTE_WASM_VMATH_H
@@ -26,10 +29,18 @@ INLINE v128_t v_with_sign(v128_t y, v128_t x) {
   return wasm_v128_or(y, wasm_v128_and(x, I32((int32_t)0x80000000u)));
 }
 
-/* e^x: x = n·ln2 + r with |r| ≤ ln2/2, e^r = 1 + r + r²·Q(r), times 2^n applied in two halves so
-   results down to the subnormals round once. */
-INLINE v128_t v_exp(v128_t x) {
-  x = wasm_f32x4_min(wasm_f32x4_max(x, F32(-104.0f)), F32(89.0f)); /* keeps NaN */
+/* e^x as p·s1·s2: p = e^r in [0.7, 1.42] and two powers of two (2^n, n ≥ -217, split in halves
+   so both stay normal). Callers multiply p by a normal-range factor first and scale last, so a result that
+   lands among the subnormals is rounded once. */
+typedef struct {
+  v128_t p, s1, s2;
+} exp_parts;
+
+/* x = n·ln2 + r with |r| ≤ ln2/2, e^r = 1 + r + r²·Q(r). */
+INLINE exp_parts v_exp_parts(v128_t x) {
+  /* Below -150 even |x|·e^x underflows to 0 (callers' factors never exceed |x|): p = 0 there. */
+  v128_t zero = wasm_f32x4_lt(x, F32(-150.0f));
+  x = wasm_f32x4_min(wasm_f32x4_max(x, F32(-150.0f)), F32(89.0f)); /* keeps NaN */
   v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, F32(1.44269504f)));
   v128_t r = FMA(n, F32(-0.693359375f), x); /* n·ln2_hi is exact: ln2_hi has 9 bits */
   r = FMA(n, F32(2.12194440e-4f), r);
@@ -37,13 +48,20 @@ INLINE v128_t v_exp(v128_t x) {
   q = FMA(q, r, F32(0.04166839f));
   q = FMA(q, r, F32(0.16666521f));
   q = FMA(q, r, F32(0.49999994f));
-  v128_t p = wasm_f32x4_add(FMA(wasm_f32x4_mul(r, r), q, r), F32(1.0f));
   v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
   v128_t n1 = wasm_i32x4_shr(ni, 1);
-  v128_t n2 = wasm_i32x4_sub(ni, n1);
-  v128_t s1 = wasm_i32x4_shl(wasm_i32x4_add(n1, I32(127)), 23);
-  v128_t s2 = wasm_i32x4_shl(wasm_i32x4_add(n2, I32(127)), 23);
-  return wasm_f32x4_mul(wasm_f32x4_mul(p, s1), s2);
+  exp_parts e = {wasm_v128_andnot(wasm_f32x4_add(FMA(wasm_f32x4_mul(r, r), q, r), F32(1.0f)), zero),
+                 wasm_i32x4_shl(wasm_i32x4_add(n1, I32(127)), 23),
+                 wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ni, n1), I32(127)), 23)};
+  return e;
+}
+
+/* v·2^n of the parts. */
+INLINE v128_t v_scale(v128_t v, exp_parts e) { return wasm_f32x4_mul(wasm_f32x4_mul(v, e.s1), e.s2); }
+
+INLINE v128_t v_exp(v128_t x) {
+  exp_parts e = v_exp_parts(x);
+  return v_scale(e.p, e);
 }
 
 /* Natural logarithm: x = 2^e·m with m in [√½, √2), log(m) = f - f²/2 + f³·P(f), f = m - 1. */
@@ -84,25 +102,45 @@ INLINE v128_t v_log1p_pos(v128_t t) {
   return wasm_f32x4_add(v_log(u), wasm_f32x4_div(c, u));
 }
 
-/* The logistic function at x and at -x (= 1 - sigmoid(x), without the cancellation). */
+/* The logistic function from e = exp(a)·corr with a = -|z| ≤ 0: big = σ(|z|) = 1/(1 + e) and
+   σ(-|z|) = e/(1 + e) kept as small_m with σ(-|z|) = v_scale(small_m, e), never 1 - something. */
+typedef struct {
+  v128_t big, small_m;
+  exp_parts e;
+} logistic;
+
+INLINE logistic v_logistic(v128_t a, v128_t corr) {
+  logistic l;
+  l.e = v_exp_parts(a);
+  v128_t pc = wasm_f32x4_mul(l.e.p, corr);
+  l.big = wasm_f32x4_div(F32(1.0f), wasm_f32x4_add(v_scale(pc, l.e), F32(1.0f)));
+  l.small_m = wasm_f32x4_mul(pc, l.big);
+  return l;
+}
+
+INLINE v128_t v_nonneg(v128_t x) { return wasm_f32x4_ge(x, F32(0.0f)); }
+
+INLINE v128_t v_sigmoid(v128_t x) {
+  logistic l = v_logistic(wasm_f32x4_neg(v_abs(x)), F32(1.0f));
+  return wasm_v128_bitselect(l.big, v_scale(l.small_m, l.e), v_nonneg(x));
+}
+
+/* σ(x) and σ(-x) = 1 - σ(x) without the cancellation. */
 typedef struct {
   v128_t pos, neg;
 } sigmoid_pair;
 
 INLINE sigmoid_pair v_sigmoid_pair(v128_t x) {
-  v128_t e = v_exp(wasm_f32x4_neg(v_abs(x)));
-  v128_t d = wasm_f32x4_add(e, F32(1.0f));
-  v128_t big = wasm_f32x4_div(F32(1.0f), d); /* sigmoid(|x|) */
-  v128_t small = wasm_f32x4_div(e, d);       /* sigmoid(-|x|) */
-  v128_t nonneg = wasm_f32x4_ge(x, F32(0.0f));
-  sigmoid_pair s = {wasm_v128_bitselect(big, small, nonneg), wasm_v128_bitselect(small, big, nonneg)};
+  logistic l = v_logistic(wasm_f32x4_neg(v_abs(x)), F32(1.0f));
+  v128_t small = v_scale(l.small_m, l.e), nonneg = v_nonneg(x);
+  sigmoid_pair s = {wasm_v128_bitselect(l.big, small, nonneg), wasm_v128_bitselect(small, l.big, nonneg)};
   return s;
 }
 
-INLINE v128_t v_sigmoid(v128_t x) {
-  v128_t e = v_exp(wasm_f32x4_neg(v_abs(x)));
-  v128_t d = wasm_f32x4_add(e, F32(1.0f));
-  return wasm_f32x4_div(wasm_v128_bitselect(F32(1.0f), e, wasm_f32x4_ge(x, F32(0.0f))), d);
+/* σ(x)·σ(-x) = e/(1 + e)², e = exp(-|x|). */
+INLINE v128_t v_sigmoid_grad(v128_t x) {
+  logistic l = v_logistic(wasm_f32x4_neg(v_abs(x)), F32(1.0f));
+  return v_scale(wasm_f32x4_mul(l.small_m, l.big), l.e);
 }
 
 /* tanh: x + x³·P(x²) below 0.625, else (1 - e)/(1 + e) with e = exp(-2|x|), signed. */
@@ -121,16 +159,8 @@ INLINE v128_t v_tanh(v128_t x) {
 
 /* 1 - tanh(x)² = 4e/(1 + e)², e = exp(-2|x|). */
 INLINE v128_t v_tanh_grad(v128_t x) {
-  v128_t e = v_exp(wasm_f32x4_mul(v_abs(x), F32(-2.0f)));
-  v128_t d = wasm_f32x4_add(e, F32(1.0f));
-  return wasm_f32x4_div(wasm_f32x4_mul(e, F32(4.0f)), wasm_f32x4_mul(d, d));
-}
-
-/* sigmoid(x)·(1 - sigmoid(x)) = e/(1 + e)², e = exp(-|x|). */
-INLINE v128_t v_sigmoid_grad(v128_t x) {
-  v128_t e = v_exp(wasm_f32x4_neg(v_abs(x)));
-  v128_t d = wasm_f32x4_add(e, F32(1.0f));
-  return wasm_f32x4_div(e, wasm_f32x4_mul(d, d));
+  logistic l = v_logistic(wasm_f32x4_mul(v_abs(x), F32(-2.0f)), F32(1.0f));
+  return v_scale(wasm_f32x4_mul(wasm_f32x4_mul(l.small_m, l.big), F32(4.0f)), l.e);
 }
 
 /* log(1 + eˣ) = max(x, 0) + log1p(exp(-|x|)). */
@@ -138,22 +168,61 @@ INLINE v128_t v_softplus(v128_t x) {
   return wasm_f32x4_add(wasm_f32x4_max(x, F32(0.0f)), v_log1p_pos(v_exp(wasm_f32x4_neg(v_abs(x)))));
 }
 
-/* The standard normal density φ(x) and the lower tail Φ(-|x|). */
+/* x·σ(x). */
+INLINE v128_t v_silu(v128_t x) {
+  logistic l = v_logistic(wasm_f32x4_neg(v_abs(x)), F32(1.0f));
+  return wasm_v128_bitselect(wasm_f32x4_mul(x, l.big), v_scale(wasm_f32x4_mul(x, l.small_m), l.e), v_nonneg(x));
+}
+
+/* Near a root x0 = hi + lo of a derivative: (x - x0)·Q(x - hi), Q of degree 9 fitted on
+   |x - hi| < 0.5 (fit/fit_coefficients.py), so the result keeps its relative accuracy where
+   the general formula's two terms cancel; elsewhere `general`. */
+INLINE v128_t v_root_form(v128_t x, v128_t general, float hi, float lo, const float q[10]) {
+  v128_t v = wasm_f32x4_sub(x, F32(hi));
+  v128_t p = FMA(F32(q[9]), v, F32(q[8]));
+  for (int i = 7; i >= 0; i--) p = FMA(p, v, F32(q[i]));
+  v128_t near = wasm_f32x4_lt(v_abs(v), F32(0.5f));
+  return wasm_v128_bitselect(wasm_f32x4_mul(wasm_f32x4_sub(v, F32(lo)), p), general, near);
+}
+
+/* An even polynomial's value at x², coefficients lowest first (the small-|x| forms). */
+INLINE v128_t v_even7(v128_t x, const float c[7]) {
+  v128_t s = wasm_f32x4_mul(x, x);
+  v128_t p = FMA(F32(c[6]), s, F32(c[5]));
+  for (int i = 4; i >= 0; i--) p = FMA(p, s, F32(c[i]));
+  return p;
+}
+
+/* σ(x)·(1 + x·σ(-x)). */
+INLINE v128_t v_silu_grad(v128_t x) {
+  static const float q[10] = {0.2178117f, 0.1466488f, 0.018874815f, -0.015222659f, -0.006606617f,
+                              0.00012670546f, 0.00079884904f, 0.00018512167f, -4.2504358e-05f, -2.7797782e-05f};
+  logistic l = v_logistic(wasm_f32x4_neg(v_abs(x)), F32(1.0f));
+  v128_t small = v_scale(l.small_m, l.e);
+  v128_t pos = wasm_f32x4_mul(l.big, FMA(x, small, F32(1.0f)));
+  v128_t neg = v_scale(wasm_f32x4_mul(l.small_m, FMA(x, l.big, F32(1.0f))), l.e);
+  return v_root_form(x, wasm_v128_bitselect(pos, neg, v_nonneg(x)), -1.2784646f, 1.29792825e-08f, q);
+}
+
+/* Exact GELU through the normal distribution: E = exp(-x²/2) from the exact product x·x = p + err
+   (Dekker: x split into two 12-bit halves), E = exp(-p/2)·(1 - err/2); the lower tail
+   Φ(-|x|) = E·q with q = φ's constant·M(|x|), M the Mills ratio fitted as t·P(t), t = 1/(1 + 0.3|x|). */
 typedef struct {
-  v128_t density, tail;
+  v128_t pc; /* the mantissa part of E, correction included */
+  v128_t q;
+  exp_parts e;
 } normal_parts;
 
 INLINE normal_parts v_normal(v128_t x) {
   v128_t u = wasm_f32x4_min(v_abs(x), F32(20.0f)); /* φ and the tail are 0 in f32 beyond */
-  /* u·u = p + err exactly (Dekker: u split into two 12-bit halves). */
   v128_t p = wasm_f32x4_mul(u, u);
   v128_t uh = wasm_v128_and(u, I32((int32_t)0xfffff000u));
   v128_t ul = wasm_f32x4_sub(u, uh);
   v128_t err = wasm_f32x4_add(wasm_f32x4_sub(wasm_f32x4_mul(uh, uh), p), wasm_f32x4_mul(wasm_f32x4_mul(uh, ul), F32(2.0f)));
   err = wasm_f32x4_add(err, wasm_f32x4_mul(ul, ul));
-  /* exp(-(p + err)/2) = exp(-p/2)·(1 - err/2), |err| ≤ ulp(p)/2. */
-  v128_t g = wasm_f32x4_mul(v_exp(wasm_f32x4_mul(p, F32(-0.5f))), FMA(err, F32(-0.5f), F32(1.0f)));
-  v128_t density = wasm_f32x4_mul(g, F32(0.39894228f));
+  normal_parts n;
+  n.e = v_exp_parts(wasm_f32x4_mul(p, F32(-0.5f)));
+  n.pc = wasm_f32x4_mul(n.e.p, FMA(err, F32(-0.5f), F32(1.0f)));
   v128_t t = wasm_f32x4_div(F32(1.0f), FMA(u, F32(0.3f), F32(1.0f)));
   v128_t m = FMA(F32(-0.02697369f), t, F32(0.09727991f));
   m = FMA(m, t, F32(-0.0757359f));
@@ -165,46 +234,91 @@ INLINE normal_parts v_normal(v128_t x) {
   m = FMA(m, t, F32(0.27306312f));
   m = FMA(m, t, F32(0.2999984f));
   m = FMA(m, t, F32(0.3f));
-  normal_parts r = {density, wasm_f32x4_mul(density, wasm_f32x4_mul(t, m))};
-  return r;
+  n.q = wasm_f32x4_mul(wasm_f32x4_mul(t, m), F32(0.39894228f));
+  return n;
 }
 
-/* Φ(x) from the parts: the tail below 0, one minus it above. */
-INLINE v128_t v_normal_cdf(v128_t x, normal_parts n) {
-  return wasm_v128_bitselect(wasm_f32x4_sub(F32(1.0f), n.tail), n.tail, wasm_f32x4_ge(x, F32(0.0f)));
-}
-
-/* Exact GELU x·Φ(x) and its derivative Φ(x) + x·φ(x). */
-INLINE v128_t v_gelu(v128_t x) { return wasm_f32x4_mul(x, v_normal_cdf(x, v_normal(x))); }
-
-INLINE v128_t v_gelu_grad(v128_t x) {
+/* x·Φ(x): x·(1 - tail) above 0, E·(x·q) below (scaled last, so tiny results round once), and
+   x·(1/2 + x·R(x²)) for |x| < 1. */
+INLINE v128_t v_gelu(v128_t x) {
+  static const float r[7] = {0.3989423f, -0.06649038f, 0.009973546f, -0.0011872733f, 0.00011529481f, -9.25358e-06f, 5.3084074e-07f};
   normal_parts n = v_normal(x);
-  return FMA(x, n.density, v_normal_cdf(x, n));
+  v128_t pos = wasm_f32x4_mul(x, wasm_f32x4_sub(F32(1.0f), v_scale(wasm_f32x4_mul(n.pc, n.q), n.e)));
+  v128_t neg = v_scale(wasm_f32x4_mul(n.pc, wasm_f32x4_mul(x, n.q)), n.e);
+  v128_t small = wasm_f32x4_mul(x, FMA(x, v_even7(x, r), F32(0.5f)));
+  return wasm_v128_bitselect(small, wasm_v128_bitselect(pos, neg, v_nonneg(x)), wasm_f32x4_lt(v_abs(x), F32(1.0f)));
 }
 
-/* GELU's tanh form: y = √(2/π)·(x + 0.044715x³); 0.5x(1 + tanh y) = x·sigmoid(2y). */
-INLINE v128_t v_gelu_tanh_arg(v128_t x) {
-  v128_t x2 = wasm_f32x4_mul(x, x);
-  return wasm_f32x4_mul(wasm_f32x4_mul(x, F32(1.5957691f)), FMA(x2, F32(0.044715f), F32(1.0f)));
+/* Φ(x) + x·φ(x) = [x ≥ 0] + E·(x·φ's constant ∓ q); 1/2 + x·S(x²) for |x| < 1; the root form
+   near -0.7518. */
+INLINE v128_t v_gelu_grad(v128_t x) {
+  static const float q[10] = {0.431494f, 0.38828498f, -0.018199703f, -0.11400815f, -0.014770555f,
+                              0.019420436f, 0.0045281863f, -0.0022321285f, -0.00069326564f, 0.00016894811f};
+  static const float c[7] = {0.7978846f, -0.26596147f, 0.059841f, -0.009497272f, 0.0011514409f, -0.00010982777f, 7.0504566e-06f};
+  normal_parts n = v_normal(x);
+  v128_t nonneg = v_nonneg(x);
+  v128_t tail = wasm_v128_bitselect(wasm_f32x4_neg(n.q), n.q, nonneg);
+  v128_t g = v_scale(wasm_f32x4_mul(n.pc, FMA(x, F32(0.39894228f), tail)), n.e);
+  v128_t general = wasm_f32x4_add(wasm_v128_and(nonneg, F32(1.0f)), g);
+  v128_t small = FMA(x, v_even7(x, c), F32(0.5f));
+  general = wasm_v128_bitselect(small, general, wasm_f32x4_lt(v_abs(x), F32(1.0f)));
+  return v_root_form(x, general, -0.75179154f, 1.211445e-08f, q);
 }
 
-INLINE v128_t v_gelu_tanh(v128_t x) { return wasm_f32x4_mul(x, v_sigmoid(v_gelu_tanh_arg(x))); }
+/* GELU's tanh form: 0.5x(1 + tanh y) = x·σ(z), z = 2y = 2√(2/π)(x + 0.044715x³). z is formed in
+   f64 and split into f32 hi + lo; σ's e = exp(-|hi|)·(1 - sign(hi)·lo), so the tail keeps its
+   relative accuracy (|z| reaches ~100 before the result underflows). z and x share their sign. */
+/* Four f64 lanes (two vectors) → f32 lanes. */
+INLINE v128_t f64_demote(v128_t z0, v128_t z1) {
+  return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(z0), wasm_f32x4_demote_f64x2_zero(z1), 0, 1, 4, 5);
+}
 
-/* d/dx: s + x·s(1 - s)·2√(2/π)(1 + 3·0.044715x²) with s = sigmoid(2y). */
+/* Four f64 lanes → f32 lanes: hi and the rounding left over, lo. */
+INLINE void f64_split(v128_t z0, v128_t z1, v128_t *hi, v128_t *lo) {
+  v128_t h0 = wasm_f32x4_demote_f64x2_zero(z0), h1 = wasm_f32x4_demote_f64x2_zero(z1);
+  v128_t l0 = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_sub(z0, wasm_f64x2_promote_low_f32x4(h0)));
+  v128_t l1 = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_sub(z1, wasm_f64x2_promote_low_f32x4(h1)));
+  *hi = wasm_i32x4_shuffle(h0, h1, 0, 1, 4, 5);
+  *lo = wasm_i32x4_shuffle(l0, l1, 0, 1, 4, 5);
+}
+
+/* k·x·(1 + c·x²) in f64 for the four lanes of x. */
+INLINE void cubic_f64(v128_t x, double k, double c, v128_t *z0, v128_t *z1) {
+  v128_t x0 = wasm_f64x2_promote_low_f32x4(x), x1 = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(x, x, 2, 3, 0, 1));
+  v128_t kv = wasm_f64x2_splat(k), cv = wasm_f64x2_splat(c), one = wasm_f64x2_splat(1.0);
+  *z0 = wasm_f64x2_mul(wasm_f64x2_mul(kv, x0), wasm_f64x2_add(one, wasm_f64x2_mul(cv, wasm_f64x2_mul(x0, x0))));
+  *z1 = wasm_f64x2_mul(wasm_f64x2_mul(kv, x1), wasm_f64x2_add(one, wasm_f64x2_mul(cv, wasm_f64x2_mul(x1, x1))));
+}
+
+INLINE logistic v_gelu_tanh_logistic(v128_t x) {
+  v128_t z0, z1, hi, lo;
+  cubic_f64(x, 1.5957691216057308, 0.044715, &z0, &z1);
+  f64_split(z0, z1, &hi, &lo);
+  lo = wasm_v128_and(lo, wasm_f32x4_lt(v_abs(lo), F32(__builtin_inff()))); /* z beyond f32: no correction */
+  v128_t corr = wasm_f32x4_sub(F32(1.0f), v_with_sign(v_abs(lo), wasm_v128_xor(lo, hi)));
+  return v_logistic(wasm_f32x4_neg(v_abs(hi)), corr);
+}
+
+INLINE v128_t v_gelu_tanh(v128_t x) {
+  logistic l = v_gelu_tanh_logistic(x);
+  return wasm_v128_bitselect(wasm_f32x4_mul(x, l.big), v_scale(wasm_f32x4_mul(x, l.small_m), l.e), v_nonneg(x));
+}
+
+/* d/dx = σ(z) + x·σ(z)σ(-z)·2√(2/π)(1 + 3·0.044715x²), in the form above or below 0 that keeps the
+   tiny factor outside; the slope x·2√(2/π)(…) in f64, with x capped at ±1e4 (σ(z)σ(-z) is 0 in f32
+   long before); the root form near -0.7525; ±inf gives NaN, as the float64 formula does. */
 INLINE v128_t v_gelu_tanh_grad(v128_t x) {
-  sigmoid_pair s = v_sigmoid_pair(v_gelu_tanh_arg(x));
-  /* x² capped so the slope stays finite where s(1 - s) is already 0 (only x = ±inf gives inf·0). */
-  v128_t x2 = wasm_f32x4_min(wasm_f32x4_mul(x, x), F32(1e30f));
-  v128_t slope = wasm_f32x4_mul(F32(1.5957691f), FMA(x2, F32(0.134145f), F32(1.0f)));
-  return FMA(wasm_f32x4_mul(x, wasm_f32x4_mul(s.pos, s.neg)), slope, s.pos);
-}
-
-INLINE v128_t v_silu(v128_t x) { return wasm_f32x4_mul(x, v_sigmoid(x)); }
-
-/* s·(1 + x·(1 - s)). */
-INLINE v128_t v_silu_grad(v128_t x) {
-  sigmoid_pair s = v_sigmoid_pair(x);
-  return wasm_f32x4_mul(s.pos, FMA(x, s.neg, F32(1.0f)));
+  static const float q[10] = {0.43040007f, 0.38751844f, -0.01578289f, -0.113944344f, -0.016617976f,
+                              0.019680157f, 0.0052455193f, -0.002408948f, -0.0008543201f, 0.00022677275f};
+  logistic l = v_gelu_tanh_logistic(x);
+  v128_t z0, z1;
+  cubic_f64(wasm_f32x4_min(wasm_f32x4_max(x, F32(-1e4f)), F32(1e4f)), 1.5957691216057308, 0.134145, &z0, &z1);
+  v128_t slope = f64_demote(z0, z1);
+  v128_t small = v_scale(l.small_m, l.e);
+  v128_t pos = wasm_f32x4_mul(l.big, FMA(slope, small, F32(1.0f)));
+  v128_t neg = v_scale(wasm_f32x4_mul(l.small_m, FMA(slope, l.big, F32(1.0f))), l.e);
+  v128_t r = v_root_form(x, wasm_v128_bitselect(pos, neg, v_nonneg(x)), -0.75246143f, 1.1339628e-08f, q);
+  return wasm_v128_bitselect(F32(__builtin_nanf("")), r, wasm_f32x4_eq(v_abs(x), F32(__builtin_inff())));
 }
 
 #endif

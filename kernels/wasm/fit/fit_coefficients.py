@@ -69,3 +69,51 @@ def mills_over_t(t):
 
 
 report("Mills P", mills_over_t, 1e-9, 1.0, 10, lambda x, y: 1 / np.abs(y))
+
+
+# Derivatives with a root x0 (geluGrad, geluTanhGrad, siluGrad): near it f'(x) = (x - x0)·Q(x),
+# evaluated with x - x0 from x0 split into two f32 parts, so f' keeps its relative accuracy
+# through the root. Q on [x0 - 0.5, x0 + 0.5], where the plain formula's sum cancels.
+def phi(x):
+    return mp.exp(-x * x / 2) / mp.sqrt(2 * mp.pi)
+
+
+def Phi(x):
+    return mp.erfc(-x / mp.sqrt(2)) / 2
+
+
+KT = mp.sqrt(2 / mp.pi)
+CT = mp.mpf("0.044715")
+
+
+def gelu_grad(x):
+    return Phi(x) + x * phi(x)
+
+
+def gelu_tanh_grad(x):
+    y = KT * (x + CT * x**3)
+    t = mp.tanh(y)
+    return (1 + t) / 2 + x * (1 - t * t) / 2 * KT * (1 + 3 * CT * x * x)
+
+
+def silu_grad(x):
+    s = 1 / (1 + mp.exp(-x))
+    return s * (1 + x * (1 - s))
+
+
+for name, fn, guess in (("geluGrad", gelu_grad, -0.75), ("geluTanhGrad", gelu_tanh_grad, -0.75), ("siluGrad", silu_grad, -1.28)):
+    x0 = mp.findroot(fn, guess)
+    hi = np.float32(float(x0))
+    lo = np.float32(float(x0 - mp.mpf(float(hi))))
+    print(f"{name} root {mp.nstr(x0, 20)} = {hi!r} + {lo!r}")
+    q = lambda x, fn=fn, x0=x0: fn(x) / (x - x0) if abs(x - x0) > 1e-12 else mp.diff(fn, x0)
+    # Fit in the centred variable v = x - x0_hi, the form the kernel evaluates.
+    report(f"{name} Q(x - x0)", lambda v, q=q, hi=hi: q(v + mp.mpf(float(hi))), -0.5, 0.5, 9, lambda v, y: 1 / np.abs(y))
+
+
+# Exact GELU near 0 (|x| < 1): Φ(x) = 1/2 + x·R(x²) and Φ(x) + x·φ(x) = 1/2 + x·S(x²), so the
+# results carry one rounding of a small correction to 1/2 instead of the tail form's several.
+report("Phi R", lambda s: (Phi(mp.sqrt(s)) - mp.mpf(1) / 2) / mp.sqrt(s) if s > 1e-12 else 1 / mp.sqrt(2 * mp.pi),
+       0, 1, 6, lambda s, y: np.sqrt(s) / (0.5 + np.sqrt(s) * np.abs(y)))
+report("geluGrad S", lambda s: (gelu_grad(mp.sqrt(s)) - mp.mpf(1) / 2) / mp.sqrt(s) if s > 1e-12 else 2 / mp.sqrt(2 * mp.pi),
+       0, 1, 6, lambda s, y: np.sqrt(s) / np.abs(0.5 - np.sqrt(s) * np.abs(y) + 1e-3))

@@ -55,7 +55,9 @@ static partial row_sum_i32(const int32_t *p, size_t len) {
   return r;
 }
 
-/* max (is_max) or min of a float row; NaN anywhere gives NaN. */
+/* max (is_max) or min of a float row; NaN anywhere gives NaN. An extreme of ±0 takes the sign
+   of the row's first zero, as the JS backend's strict comparisons do (wasm's min/max order -0
+   below +0 instead). */
 static partial row_extreme_float(int dt, const char *p, size_t len, int is_max) {
   size_t es = dtype_size(dt), i = 0;
   v128_t a = F32(is_max ? -__builtin_inff() : __builtin_inff()), b = a;
@@ -72,6 +74,12 @@ static partial row_extreme_float(int dt, const char *p, size_t len, int is_max) 
   c = is_max ? wasm_f32x4_max(c, wasm_i32x4_shuffle(c, c, 2, 3, 0, 1)) : wasm_f32x4_min(c, wasm_i32x4_shuffle(c, c, 2, 3, 0, 1));
   c = is_max ? wasm_f32x4_max(c, wasm_i32x4_shuffle(c, c, 1, 0, 3, 2)) : wasm_f32x4_min(c, wasm_i32x4_shuffle(c, c, 1, 0, 3, 2));
   float v = wasm_f32x4_extract_lane(c, 0);
+  if (v == 0.0f)
+    for (size_t k = 0; k < len; k++)
+      if (load1(dt, p, k) == 0.0f) {
+        v = load1(dt, p, k);
+        break;
+      }
   partial r = {v, 0, v != v};
   return r;
 }
@@ -232,7 +240,9 @@ static void tile_float(int op, int dt, const char *p, size_t len, size_t inner, 
         a[0] = wasm_v128_bitselect(v, a[0], take);
         where[c / 4] = wasm_v128_bitselect(I32((int32_t)k), where[c / 4], take);
       } else {
-        a[0] = is_max ? wasm_f32x4_max(a[0], v) : wasm_f32x4_min(a[0], v);
+        /* Strictly better, or NaN: the first of equal values (±0) stays, as in the JS backend. */
+        v128_t better = is_max ? wasm_f32x4_gt(v, a[0]) : wasm_f32x4_lt(v, a[0]);
+        a[0] = wasm_v128_bitselect(v, a[0], wasm_v128_or(better, wasm_f32x4_ne(v, v)));
       }
     }
     for (size_t c = vec; c < count; c++) {
@@ -245,9 +255,8 @@ static void tile_float(int op, int dt, const char *p, size_t len, size_t inner, 
           tail_where[t] = (int32_t)k;
           tail_nan[t] = v != v;
         }
-      } else {
-        v128_t r = is_max ? wasm_f32x4_max(F32(tail_best[t]), F32(v)) : wasm_f32x4_min(F32(tail_best[t]), F32(v));
-        tail_best[t] = wasm_f32x4_extract_lane(r, 0);
+      } else if (v != v || (is_max ? v > tail_best[t] : v < tail_best[t])) {
+        tail_best[t] = v;
       }
     }
   }

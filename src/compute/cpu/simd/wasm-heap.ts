@@ -2,8 +2,8 @@
  * The WebAssembly linear memory as a device for the project's caching {@link MemoryPool}
  * (`gpu/memory-pool.ts`): a segment is a range of the linear memory, obtained by growing the
  * memory, and addresses are byte offsets into it. A wasm memory cannot shrink, so a segment the
- * pool releases is kept here (coalesced with free neighbours) and handed out again before the
- * memory grows; `memoryInfo` counts it as free. Every kernel call is synchronous, so recorded
+ * pool releases is kept here (coalesced with free neighbours, or returned to the unused top) and
+ * handed out again before the memory grows; `memoryInfo` counts it as free. Every kernel call is synchronous, so recorded
  * events are complete at once and `synchronize` has nothing to wait for.
  *
  * Growth stops at the memory's maximum (4 GiB for wasm32); past it `allocate` returns undefined
@@ -90,7 +90,7 @@ export class WasmHeap implements PoolDevice<unknown> {
     return BigInt(start);
   }
 
-  /** Keeps a range for reuse, merged with released neighbours. */
+  /** Keeps a range for reuse, merged with released neighbours (or with the unused top). */
   release(address: bigint, bytes: number): void {
     const start = Number(address);
     const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
@@ -107,6 +107,13 @@ export class WasmHeap implements PoolDevice<unknown> {
     if (prev && prev.start + prev.size === start) {
       prev.size += this.released[i]!.size;
       this.released.splice(i, 1);
+    }
+    // A range that reaches the top joins the space above it, so growth can extend it.
+    const last = this.released[this.released.length - 1]!;
+    if (last.start + last.size === this.top) {
+      this.top = last.start;
+      this.releasedBytes -= last.size;
+      this.released.pop();
     }
   }
 

@@ -99,11 +99,11 @@ EXPORT(attention) void attention(const attention_params *p, size_t u0, size_t u1
           bmv = wasm_f32x4_max(bmv, x);
         }
         float old = rmax[r], m = wasm_f32x4_extract_lane(wasm_f32x4_max(F32(old), F32(hmax(bmv))), 0);
-        float rescale = old == -__builtin_inff() ? 0.0f : wasm_f32x4_extract_lane(v_exp(F32(old - m)), 0);
+        float rescale = old == -__builtin_inff() ? 0.0f : wasm_f32x4_extract_lane(v_exp_nonpos(F32(old - m)), 0);
         v128_t mv = F32(m), sum = F32(0.0f);
         for (size_t c = 0; c < cgroups * 8; c += 4) {
           v128_t live = wasm_u32x4_lt(wasm_i32x4_add(I32((int32_t)c), lane), I32((int32_t)visible));
-          v128_t e = wasm_v128_and(v_exp(wasm_f32x4_sub(wasm_v128_load(sr + c), mv)), live);
+          v128_t e = wasm_v128_and(v_exp_nonpos(wasm_f32x4_sub(wasm_v128_load(sr + c), mv)), live);
           wasm_v128_store(sr + c, e);
           sum = wasm_f32x4_add(sum, e);
         }

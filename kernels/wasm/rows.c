@@ -1,35 +1,40 @@
 /*
  * Row-wise ops over a [rows, cols] tensor; a thread takes rows [r0, r1).
  *
- * softmax/logSoftmax: the row maximum first (NaN propagates; an all -inf row gives NaN, as in the
- * JS backend), then exp(x - max) and its sum, then the scaling. The sum runs in eight f32 lanes:
- * its terms are positive, so the lanes keep the relative error near cols/8 ulps at worst.
+ * softmax/logSoftmax: the row maximum first, then exp(x - max)·2^64 and its sum (the factor
+ * cancels in the normalisation), then the scaling; a NaN anywhere in a row, or an all -inf row,
+ * gives a row of NaN, as in the JS backend. The sum runs in eight f32 lanes: its terms are
+ * positive, so the relative error stays near cols/8 ulps at worst.
  * layerNorm: mean and biased variance by two passes in f64, as the JS backend; the normalised
  * value (x - mean)/sqrt(var + eps) also in f64, then gamma and beta in f32.
  */
 #include "common.h"
 #include "vmath.h"
 
+/* The row maximum by pmax (one instruction; a NaN element is skipped here but its exp makes the
+   sum NaN, so the whole row still comes out NaN, as the JS backend's Math.max gives). */
 INLINE float row_max(int dt, const char *x, size_t cols) {
   size_t es = dtype_size(dt), j = 0;
   v128_t a = F32(-__builtin_inff()), b = a;
   for (; j + 8 <= cols; j += 8) {
     f32x8 v = load8(dt, x + j * es);
-    a = wasm_f32x4_max(a, v.lo);
-    b = wasm_f32x4_max(b, v.hi);
+    a = wasm_f32x4_pmax(a, v.lo);
+    b = wasm_f32x4_pmax(b, v.hi);
   }
-  a = wasm_f32x4_max(a, b);
-  for (; j < cols; j++) a = wasm_f32x4_max(a, F32(load1(dt, x, j)));
-  return hmax(a);
+  a = wasm_f32x4_pmax(a, b);
+  for (; j < cols; j++) a = wasm_f32x4_pmax(a, F32(load1(dt, x, j)));
+  a = wasm_f32x4_pmax(a, wasm_i32x4_shuffle(a, a, 2, 3, 0, 1));
+  a = wasm_f32x4_pmax(a, wasm_i32x4_shuffle(a, a, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(a, 0);
 }
 
-/* Σ exp(x - m); also stores the exponentials into y when y is not null (f32 rows only). */
+/* Σ exp(x - m)·2^64; also stores the terms into y when y is not null (f32 rows only). */
 INLINE float exp_sum(int dt, const char *x, float *y, size_t cols, float m) {
   size_t es = dtype_size(dt), j = 0;
   v128_t mv = F32(m), a = F32(0.0f), b = a;
   for (; j + 8 <= cols; j += 8) {
     f32x8 v = load8(dt, x + j * es);
-    v128_t lo = v_exp(wasm_f32x4_sub(v.lo, mv)), hi = v_exp(wasm_f32x4_sub(v.hi, mv));
+    v128_t lo = v_exp_nonpos_2p64(wasm_f32x4_sub(v.lo, mv)), hi = v_exp_nonpos_2p64(wasm_f32x4_sub(v.hi, mv));
     if (y) {
       wasm_v128_store(y + j, lo);
       wasm_v128_store(y + j + 4, hi);
@@ -39,7 +44,7 @@ INLINE float exp_sum(int dt, const char *x, float *y, size_t cols, float m) {
   }
   float s = hsum(wasm_f32x4_add(a, b));
   for (; j < cols; j++) {
-    float e = wasm_f32x4_extract_lane(v_exp(F32(load1(dt, x, j) - m)), 0);
+    float e = wasm_f32x4_extract_lane(v_exp_nonpos_2p64(F32(load1(dt, x, j) - m)), 0);
     if (y) y[j] = e;
     s += e;
   }
@@ -52,12 +57,12 @@ INLINE void softmax_rows(int dt, const char *x, char *y, size_t cols, size_t r0,
     const char *xr = x + r * cols * es;
     char *yr = y + r * cols * es;
     float m = row_max(dt, xr, cols);
-    /* f32 softmax keeps the exponentials in the output and scales them in place. */
+    /* f32 softmax keeps the terms in the output and scales them in place. */
     int keep = dt == DT_F32 && !log;
     float s = exp_sum(dt, xr, keep ? (float *)yr : 0, cols, m);
     size_t j = 0;
     if (log) {
-      float shift = m + wasm_f32x4_extract_lane(v_log(F32(s)), 0);
+      float shift = m + wasm_f32x4_extract_lane(v_log(F32(s * TWO_M64)), 0);
       v128_t sv = F32(shift);
       for (; j + 8 <= cols; j += 8) {
         f32x8 v = load8(dt, xr + j * es);
@@ -78,11 +83,11 @@ INLINE void softmax_rows(int dt, const char *x, char *y, size_t cols, size_t r0,
       v128_t mv = F32(m), inv = F32(1.0f / s);
       for (; j + 8 <= cols; j += 8) {
         f32x8 v = load8(dt, xr + j * es);
-        v.lo = wasm_f32x4_mul(v_exp(wasm_f32x4_sub(v.lo, mv)), inv);
-        v.hi = wasm_f32x4_mul(v_exp(wasm_f32x4_sub(v.hi, mv)), inv);
+        v.lo = wasm_f32x4_mul(v_exp_nonpos_2p64(wasm_f32x4_sub(v.lo, mv)), inv);
+        v.hi = wasm_f32x4_mul(v_exp_nonpos_2p64(wasm_f32x4_sub(v.hi, mv)), inv);
         store8(dt, yr + j * es, v);
       }
-      for (; j < cols; j++) store1(dt, yr, j, wasm_f32x4_extract_lane(v_exp(F32(load1(dt, xr, j) - m)), 0) * (1.0f / s));
+      for (; j < cols; j++) store1(dt, yr, j, wasm_f32x4_extract_lane(v_exp_nonpos_2p64(F32(load1(dt, xr, j) - m)), 0) * (1.0f / s));
     }
   }
 }

@@ -12,8 +12,8 @@
  * - Φ(-u) = φ(u)·M(u) with the Mills ratio M fitted as t·P(t), t = 1/(1 + 0.3u), and
  *   φ(u) = exp(-u²/2) computed from the exact product u·u = p + err (Dekker);
  * - GELU's tanh form as x·σ(2y) (1 + tanh y = 2σ(2y)), with 2y formed in f64;
- * - tiny results: exp returns a mantissa and a power of two, applied last (one rounding into
- *   the subnormals);
+ * - tiny results: exp returns a normal mantissa and a power of two, applied last (one rounding
+ *   into the subnormals);
  * - the derivatives of GELU (both forms) and SiLU cross zero; near the root they are evaluated
  *   as (x - x0)·Q(x) with x0 in two f32 parts.
  */
@@ -29,40 +29,76 @@ INLINE v128_t v_with_sign(v128_t y, v128_t x) {
   return wasm_v128_or(y, wasm_v128_and(x, I32((int32_t)0x80000000u)));
 }
 
-/* e^x as p·s1·s2: p = e^r in [0.7, 1.42] and two powers of two (2^n, n ≥ -217, split in halves
-   so both stay normal). Callers multiply p by a normal-range factor first and scale last, so a result that
-   lands among the subnormals is rounded once. */
+/* e^x as p·s: p = e^r·2^(n∓64), always a normal number, and s = 2^±64. Callers multiply p by a
+   normal-range factor first and apply s last, so a result that lands among the subnormals (or
+   overflows) is rounded once. x = n·ln2 + r with |r| ≤ ln2/2; e^r by Horner's rule of degree 6.
+   Written for what V8 emits on x64 (measured with --print-wasm-code): n comes from adding
+   1.5·2^23, which rounds x·log2(e) to an integer held in the low mantissa bits, and 2^(n±64) is
+   built from those bits, because wasm's saturating float→int conversion and its NaN-exact min/max
+   become long instruction sequences; pmax/pmin (one instruction each, NaN passes) clamp x
+   to [-128, 89], beyond which e^x is 0 or inf in f32. */
+#define TWO_M64 5.42101086e-20f /* 2^-64 */
+
 typedef struct {
-  v128_t p, s1, s2;
+  v128_t p, s;
 } exp_parts;
 
-/* x = n·ln2 + r with |r| ≤ ln2/2, e^r = 1 + r + r²·Q(r). */
-INLINE exp_parts v_exp_parts(v128_t x) {
-  /* Below -150 even |x|·e^x underflows to 0 (callers' factors never exceed |x|): p = 0 there. */
-  v128_t zero = wasm_f32x4_lt(x, F32(-150.0f));
-  x = wasm_f32x4_min(wasm_f32x4_max(x, F32(-150.0f)), F32(89.0f)); /* keeps NaN */
-  v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, F32(1.44269504f)));
+/* p·2^(n + k), the power built from t (n in its low mantissa bits) as exponent bits; a float
+   multiply, so a NaN p stays NaN. n + k stays within [-121, 127]. */
+INLINE v128_t exp_scale(v128_t p, v128_t t, v128_t k) {
+  v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(t, I32(0x4b400000 - 127)), k), 23);
+  return wasm_f32x4_mul(p, e);
+}
+
+/* e^r for |r| ≤ ln2/2 and the reduction; `nonpos` (a compile-time constant) promises x ≤ 43. */
+INLINE exp_parts exp_parts_of(v128_t x, int nonpos) {
+  x = wasm_f32x4_pmax(x, F32(-128.0f));
+  if (!nonpos) x = wasm_f32x4_pmin(x, F32(89.0f));
+  v128_t t = FMA(x, F32(1.44269504f), F32(12582912.0f));
+  v128_t n = wasm_f32x4_sub(t, F32(12582912.0f));
   v128_t r = FMA(n, F32(-0.693359375f), x); /* n·ln2_hi is exact: ln2_hi has 9 bits */
   r = FMA(n, F32(2.12194440e-4f), r);
-  v128_t q = FMA(F32(0.0013814606f), r, F32(0.008368712f));
-  q = FMA(q, r, F32(0.04166839f));
-  q = FMA(q, r, F32(0.16666521f));
-  q = FMA(q, r, F32(0.49999994f));
-  v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
-  v128_t n1 = wasm_i32x4_shr(ni, 1);
-  exp_parts e = {wasm_v128_andnot(wasm_f32x4_add(FMA(wasm_f32x4_mul(r, r), q, r), F32(1.0f)), zero),
-                 wasm_i32x4_shl(wasm_i32x4_add(n1, I32(127)), 23),
-                 wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ni, n1), I32(127)), 23)};
+  v128_t p = FMA(F32(0.0013814606f), r, F32(0.008368712f));
+  p = FMA(p, r, F32(0.04166839f));
+  p = FMA(p, r, F32(0.16666521f));
+  p = FMA(p, r, F32(0.49999994f));
+  p = FMA(p, r, F32(1.0f));
+  p = FMA(p, r, F32(1.0f));
+  exp_parts e;
+  if (nonpos) {
+    e.p = exp_scale(p, t, I32(64));
+    e.s = F32(TWO_M64);
+  } else {
+    v128_t pos = wasm_f32x4_gt(x, F32(0.0f));
+    e.p = exp_scale(p, t, wasm_i32x4_sub(I32(64), wasm_v128_and(pos, I32(128))));
+    e.s = wasm_i32x4_add(I32(0x1f800000), wasm_v128_and(pos, I32(0x40000000))); /* 2^-64 or 2^64 */
+  }
   return e;
 }
 
-/* v·2^n of the parts. */
-INLINE v128_t v_scale(v128_t v, exp_parts e) { return wasm_f32x4_mul(wasm_f32x4_mul(v, e.s1), e.s2); }
+INLINE exp_parts v_exp_parts(v128_t x) { return exp_parts_of(x, 1); }
 
+/* v·2^(±64) of the parts. */
+INLINE v128_t v_scale(v128_t v, exp_parts e) { return wasm_f32x4_mul(v, e.s); }
+
+/* e^x for every x. */
 INLINE v128_t v_exp(v128_t x) {
-  exp_parts e = v_exp_parts(x);
-  return v_scale(e.p, e);
+  exp_parts e = exp_parts_of(x, 0);
+  return wasm_f32x4_mul(e.p, e.s);
 }
+
+/* e^x for x ≤ 43 (or NaN, or -inf): every exp(-|x|). */
+INLINE v128_t v_exp_nonpos(v128_t x) {
+  exp_parts e = exp_parts_of(x, 1);
+  return wasm_f32x4_mul(e.p, e.s);
+}
+
+/* e^x·2^64 for x ≤ 0 (or NaN, or -inf), a normal number down to x = -128: for softmax and
+   attention, whose normalisation cancels the common factor (sums of these are multiplied by 2^-64
+   exactly: the row's maximum alone contributes 2^64), and whose small probabilities then round
+   once, in the final division. */
+INLINE v128_t v_exp_nonpos_2p64(v128_t x) { return exp_parts_of(x, 1).p; }
+
 
 /* Natural logarithm: x = 2^e·m with m in [√½, √2), log(m) = f - f²/2 + f³·P(f), f = m - 1. */
 INLINE v128_t v_log(v128_t x) {
@@ -112,7 +148,8 @@ typedef struct {
 INLINE logistic v_logistic(v128_t a, v128_t corr) {
   logistic l;
   l.e = v_exp_parts(a);
-  v128_t pc = wasm_f32x4_mul(l.e.p, corr);
+  /* Past -128, exp(a) times any factor up to |a| is 0; the clamped parts would say otherwise. */
+  v128_t pc = wasm_v128_andnot(wasm_f32x4_mul(l.e.p, corr), wasm_f32x4_lt(a, F32(-128.0f)));
   l.big = wasm_f32x4_div(F32(1.0f), wasm_f32x4_add(v_scale(pc, l.e), F32(1.0f)));
   l.small_m = wasm_f32x4_mul(pc, l.big);
   return l;
@@ -152,7 +189,7 @@ INLINE v128_t v_tanh(v128_t x) {
   p = FMA(p, s, F32(0.13331442f));
   p = FMA(p, s, F32(-0.3333328f));
   v128_t small = FMA(wasm_f32x4_mul(x, s), p, x);
-  v128_t e = v_exp(wasm_f32x4_mul(a, F32(-2.0f)));
+  v128_t e = v_exp_nonpos(wasm_f32x4_mul(a, F32(-2.0f)));
   v128_t large = v_with_sign(wasm_f32x4_div(wasm_f32x4_sub(F32(1.0f), e), wasm_f32x4_add(F32(1.0f), e)), x);
   return wasm_v128_bitselect(small, large, wasm_f32x4_lt(a, F32(0.625f)));
 }
@@ -165,7 +202,7 @@ INLINE v128_t v_tanh_grad(v128_t x) {
 
 /* log(1 + eˣ) = max(x, 0) + log1p(exp(-|x|)). */
 INLINE v128_t v_softplus(v128_t x) {
-  return wasm_f32x4_add(wasm_f32x4_max(x, F32(0.0f)), v_log1p_pos(v_exp(wasm_f32x4_neg(v_abs(x)))));
+  return wasm_f32x4_add(wasm_f32x4_max(x, F32(0.0f)), v_log1p_pos(v_exp_nonpos(wasm_f32x4_neg(v_abs(x)))));
 }
 
 /* x·σ(x). */
@@ -221,8 +258,9 @@ INLINE normal_parts v_normal(v128_t x) {
   v128_t err = wasm_f32x4_add(wasm_f32x4_sub(wasm_f32x4_mul(uh, uh), p), wasm_f32x4_mul(wasm_f32x4_mul(uh, ul), F32(2.0f)));
   err = wasm_f32x4_add(err, wasm_f32x4_mul(ul, ul));
   normal_parts n;
-  n.e = v_exp_parts(wasm_f32x4_mul(p, F32(-0.5f)));
-  n.pc = wasm_f32x4_mul(n.e.p, FMA(err, F32(-0.5f), F32(1.0f)));
+  v128_t half = wasm_f32x4_mul(p, F32(-0.5f));
+  n.e = v_exp_parts(half);
+  n.pc = wasm_v128_andnot(wasm_f32x4_mul(n.e.p, FMA(err, F32(-0.5f), F32(1.0f))), wasm_f32x4_lt(half, F32(-128.0f)));
   v128_t t = wasm_f32x4_div(F32(1.0f), FMA(u, F32(0.3f), F32(1.0f)));
   v128_t m = FMA(F32(-0.02697369f), t, F32(0.09727991f));
   m = FMA(m, t, F32(-0.0757359f));

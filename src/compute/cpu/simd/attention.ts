@@ -7,7 +7,6 @@ import { DTYPE_CODE } from './codes.js';
 import type { DType } from '../../core/dtype.js';
 import { ARGS, type SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
-import { THRESHOLDS } from './thresholds.js';
 
 /** Query rows per unit (BQ in attention.c). */
 const BLOCK_Q = 16;
@@ -62,6 +61,6 @@ export function attention(rt: SimdRuntime, p: SimdAttention): void {
   const blocks = Math.ceil(p.seqQ / BLOCK_Q);
   const units = p.batch * p.heads * blocks;
   const unitMacs = 2 * BLOCK_Q * p.seqK * p.headDim;
-  const parts = splitRange(units, rt.threads, Math.ceil(THRESHOLDS.attentionMacs / Math.max(unitMacs, 1)));
+  const parts = splitRange(units, rt.threads, Math.ceil(rt.thresholds.attentionMacs / Math.max(unitMacs, 1)));
   rt.run('attention', parts.map(([u0, u1], thread) => [at, u0, u1, rt.scratchOf(thread)]));
 }

@@ -11,7 +11,6 @@ import type { ActivationGradOp, BinaryOp, UnaryOp } from '../../core/elementwise
 import { BINARY_CODE, DTYPE_CODE, GRAD_CODE, UNARY_CODE } from './codes.js';
 import { ARGS, type KernelName, type SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
-import { THRESHOLDS } from './thresholds.js';
 
 /** Default slope of leakyRelu, as the JS backend's. */
 const LEAKY_SLOPE = 0.01;
@@ -24,7 +23,7 @@ export function overElements(
   elementBytes: number,
   args: (start: number, count: number) => number[],
 ): void {
-  const minimum = Math.ceil(THRESHOLDS.elementwiseBytes / elementBytes);
+  const minimum = Math.ceil(rt.thresholds.elementwiseBytes / elementBytes);
   // Boundaries on 64-byte lines, so threads never write the same cache line.
   const ranges = splitRange(n, rt.threads, minimum, 64 / Math.min(elementBytes, 4));
   rt.run(kernel, ranges.map(([start, end]) => args(start, end - start)));

@@ -9,7 +9,6 @@ import { DTYPE_CODE } from './codes.js';
 import { gemm } from './matmul.js';
 import { ARGS, type SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
-import { THRESHOLDS } from './thresholds.js';
 
 /** One layer's recurrence; addresses are byte offsets, strides are elements of `dtype`. */
 export interface SimdGruRecurrence {
@@ -50,7 +49,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence): void {
   const gh = rt.temp(E * B * 3 * H * 4);
   try {
     const ghAt = Number(gh.address);
-    const rows = splitRange(E * B, rt.threads, Math.ceil(THRESHOLDS.gruElements / H));
+    const rows = splitRange(E * B, rt.threads, Math.ceil(rt.thresholds.gruElements / H));
     for (let t = 0; t < T; t++) {
       const first = t === 0;
       const prev = first ? p.h0 : p.hSeq + ((t - 1) % p.slots) * p.seqStrides[2] * size;

@@ -17,7 +17,7 @@ export { SIMD_VARIANT_ENV, defaultSimdVariant, relaxedSimdSupported, simdModule,
 export { WasmHeap, WASM_PAGE, type WasmHeapStats } from './wasm-heap.js';
 export type { WasmMemory, WasmModule } from './wasm-api.js';
 export { SimdKernelError } from './errors.js';
-export { THRESHOLDS } from './thresholds.js';
+export { THRESHOLDS, type SimdThresholds } from './thresholds.js';
 export { activationGrad, binary, cast, copy, fill, fillBits, unary } from './elementwise.js';
 export { reduce, REDUCE_CHUNK } from './reduce.js';
 export { layerNorm, softmax } from './rows.js';

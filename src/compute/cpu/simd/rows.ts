@@ -6,10 +6,9 @@ import { dtypeSize, type DType } from '../../core/dtype.js';
 import { DTYPE_CODE } from './codes.js';
 import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
-import { THRESHOLDS } from './thresholds.js';
 
 function rowRanges(rt: SimdRuntime, rows: number, cols: number, dtype: DType): [number, number][] {
-  return splitRange(rows, rt.threads, Math.ceil(THRESHOLDS.rowsBytes / (cols * dtypeSize[dtype])));
+  return splitRange(rows, rt.threads, Math.ceil(rt.thresholds.rowsBytes / (cols * dtypeSize[dtype])));
 }
 
 /** Softmax over each row (logSoftmax when `log`); an all -inf row gives NaN. */

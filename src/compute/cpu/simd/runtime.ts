@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { InvalidArgumentError } from '../../../errors.js';
 import { MemoryPool, type MemoryPoolOptions, type PoolBlock } from '../../gpu/memory-pool.js';
 import { SimdKernelError } from './errors.js';
+import { THRESHOLDS, type SimdThresholds } from './thresholds.js';
 import { ThreadPool, type KernelCall } from './thread-pool.js';
 import { wasm, type WasmGlobal, type WasmMemory } from './wasm-api.js';
 import { WASM_PAGE, WasmHeap } from './wasm-heap.js';
@@ -64,6 +65,8 @@ export interface SimdRuntimeOptions {
   variant?: SimdVariant;
   /** How long idle workers, and the calling thread waiting for them, spin before sleeping (default 50 µs). */
   spinMicroseconds?: number;
+  /** Overrides of the measured split thresholds (1 splits everything, e.g. to measure the crossover). */
+  thresholds?: Partial<SimdThresholds>;
 }
 
 /** Stack of each worker (the calling thread's is linked into the module: `-z stack-size`). */
@@ -116,6 +119,8 @@ export class SimdRuntime {
   readonly kernels: KernelExports;
   /** Bytes of scratch each thread has. */
   readonly scratchBytes: number;
+  /** When each kernel family splits its work (THRESHOLDS unless overridden). */
+  readonly thresholds: SimdThresholds;
   /** KC of the sgemm: K above it needs an f32 accumulator for 16-bit outputs. */
   readonly gemmBlockDepth: number;
   private readonly spinMicroseconds: number;
@@ -142,6 +147,7 @@ export class SimdRuntime {
     this.threads = threadCount(options.threads);
     this.variant = options.variant ?? defaultSimdVariant();
     this.spinMicroseconds = options.spinMicroseconds ?? 50;
+    this.thresholds = { ...THRESHOLDS, ...options.thresholds };
     const { memory, maxBytes } = createMemory();
     this.memory = memory;
     const module = simdModule(this.variant);

@@ -5,6 +5,9 @@
  * the bench's "thresholds" table for the single-thread time per size and the parallel speed-up
  * once a split pays for handing work to a worker (~1 µs while it spins, tens of µs once asleep).
  */
+/** The thresholds, by kernel family (see {@link THRESHOLDS}). */
+export type SimdThresholds = { readonly [K in keyof typeof THRESHOLDS]: number };
+
 export const THRESHOLDS = {
   /** Elementwise (fill, copy, cast, unary, activationGrad, binary, random, dropout), in output bytes. */
   elementwiseBytes: 256 * 1024,

@@ -5,7 +5,6 @@
 import { dtypeSize, type DType } from '../../core/dtype.js';
 import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
-import { THRESHOLDS } from './thresholds.js';
 
 /** Source rows per strip (STRIP in transpose.c). */
 const STRIP = 32;
@@ -13,6 +12,6 @@ const STRIP = 32;
 export function transpose(rt: SimdRuntime, dtype: DType, x: number, out: number, batch: number, rows: number, cols: number): void {
   const size = dtypeSize[dtype];
   const strips = batch * Math.ceil(rows / STRIP);
-  const minimum = Math.ceil(THRESHOLDS.transposeBytes / (STRIP * cols * size));
+  const minimum = Math.ceil(rt.thresholds.transposeBytes / (STRIP * cols * size));
   rt.run('transpose', splitRange(strips, rt.threads, minimum).map(([s0, s1]) => [size, x, out, rows, cols, s0, s1]));
 }

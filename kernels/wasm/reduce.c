@@ -1,18 +1,20 @@
 /*
  * Reductions over one axis of a tensor seen as [outer, axis_len, inner] (src/compute/core/
  * reduce-plan.ts), with the JS backend's meaning: float sums accumulate in f64 (mean divides the
- * f64 sum), i32 sums wrap, max/min propagate NaN, argmax gives the first NaN's index if any, else
- * the first maximum's (index 0 when every element is -inf).
+ * f64 sum), i32 sums wrap, max/min propagate NaN and keep the first of ±0, argmax gives the first
+ * NaN's index if any, else the first maximum's (index 0 when every element is -inf).
  *
  * inner == 1 reduces contiguous rows; inner > 1 is coalesced: a tile of up to TILE adjacent
- * outputs is accumulated in vectors while walking the axis, so every load is contiguous.
+ * outputs is accumulated in the thread's scratch while walking the axis, so each step of the axis
+ * streams one contiguous run of the input.
  * Few outputs over a long axis are split into fixed chunks (reduce_partial, then reduce_combine
  * in chunk order); the chunking depends on the shape only, so any thread count gives the same bits.
  */
 #include "common.h"
 #include "ops.h"
 
-#define TILE 256
+#define TILE 32768
+
 
 /* What one output has accumulated over a stretch of its axis. */
 typedef struct {
@@ -20,6 +22,10 @@ typedef struct {
   int32_t index; /* argmax: axis index of the best element (or of the first NaN) */
   int32_t nan;   /* max/min/argmax: a NaN was seen */
 } partial;
+
+/* Scratch of the coalesced tiles: f64 pairs (or f32 quads) and argmax positions per 4 outputs,
+   then the tile's partial results. */
+EXPORT(reduce_scratch_bytes) size_t reduce_scratch_bytes(void) { return (size_t)TILE / 4 * 3 * sizeof(v128_t) + TILE * sizeof(partial); }
 
 /* ---------------------------------------------------------------- contiguous rows (inner == 1) */
 
@@ -205,59 +211,84 @@ static partial reduce_row(int op, int dt, const char *p, size_t len) {
  * `count` ≤ TILE adjacent outputs, element k of output c at p + (k·inner + c)·es.
  */
 
-static void tile_float(int op, int dt, const char *p, size_t len, size_t inner, size_t count, partial *out) {
-  size_t es = dtype_size(dt);
+/* Folds one more axis element v (position k) into the running max/min/argmax of four outputs:
+   strictly better values replace, so the first of equal values (±0) stays, as in the JS backend;
+   the first NaN wins and stays (argmax keeps its position). */
+INLINE void fold_extreme(int op, v128_t v, int32_t k, v128_t *best, v128_t *where) {
+  v128_t nan = wasm_f32x4_ne(v, v);
+  if (op == R_ARGMAX) {
+    v128_t take = wasm_v128_or(wasm_f32x4_gt(v, *best), wasm_v128_andnot(nan, wasm_f32x4_ne(*best, *best)));
+    take = wasm_v128_or(take, wasm_i32x4_eq(*where, I32(-1)));
+    *best = wasm_v128_bitselect(v, *best, take);
+    *where = wasm_v128_bitselect(I32(k), *where, take);
+  } else {
+    v128_t better = op == R_MAX ? wasm_f32x4_gt(v, *best) : wasm_f32x4_lt(v, *best);
+    *best = wasm_v128_bitselect(v, *best, wasm_v128_or(better, nan));
+  }
+}
+
+/* The same for one output of the tile's tail, in scalars. */
+INLINE void fold_tail(int op, float v, int32_t k, double *sum, float *best, int32_t *where, int32_t *nan) {
+  if (op == R_SUM) *sum += v;
+  else if (op == R_ARGMAX) {
+    if (!*nan && (v != v || v > *best || *where < 0)) {
+      *best = v;
+      *where = k;
+      *nan = v != v;
+    }
+  } else if (v != v || (op == R_MAX ? v > *best : v < *best)) {
+    *best = v;
+  }
+}
+
+/* Sums fold four axis elements into the f64 accumulators at once (a quarter of the accumulator
+   traffic); max/min/argmax fold them in order in registers. op is R_SUM for means too. */
+INLINE void tile_float(int op, int dt, const char *p, size_t len, size_t inner, size_t count, partial *out, v128_t *scratch) {
+  size_t es = dtype_size(dt), stride = inner * es;
   size_t vec = count & ~(size_t)3;
-  v128_t acc[TILE / 2]; /* f64 pairs for sums, f32 quads otherwise */
-  v128_t where[TILE / 4];
+  v128_t *acc = scratch;                /* f64 pairs for sums, f32 quads otherwise: TILE / 2 */
+  v128_t *where = scratch + TILE / 2;   /* TILE / 4 */
   float tail_best[4];
   double tail_sum[4];
   int32_t tail_where[4], tail_nan[4];
-  int sum = op == R_SUM || op == R_MEAN, is_max = op == R_MAX, argmax = op == R_ARGMAX;
   v128_t init = F32(op == R_MIN ? __builtin_inff() : -__builtin_inff());
   for (size_t c = 0; c < vec / 4; c++) {
-    acc[2 * c] = acc[2 * c + 1] = sum ? wasm_f64x2_splat(0) : init;
+    acc[2 * c] = acc[2 * c + 1] = op == R_SUM ? wasm_f64x2_splat(0) : init;
     where[c] = I32(-1);
   }
-  for (size_t c = vec; c < count; c++) {
-    tail_best[c - vec] = op == R_MIN ? __builtin_inff() : -__builtin_inff();
-    tail_sum[c - vec] = 0;
-    tail_where[c - vec] = -1;
-    tail_nan[c - vec] = 0;
+  for (size_t t = 0; t < count - vec; t++) {
+    tail_best[t] = op == R_MIN ? __builtin_inff() : -__builtin_inff();
+    tail_sum[t] = 0;
+    tail_where[t] = -1;
+    tail_nan[t] = 0;
   }
-  for (size_t k = 0; k < len; k++) {
-    const char *row = p + k * inner * es;
+  size_t k = 0;
+  for (; k < len; k += 4) {
+    size_t rows = len - k < 4 ? len - k : 4;
+    const char *r0 = p + k * stride;
     for (size_t c = 0; c < vec; c += 4) {
-      v128_t v = load4(dt, row + c * es);
+      const char *at = r0 + c * es;
       v128_t *a = &acc[c / 2];
-      if (sum) {
-        a[0] = wasm_f64x2_add(a[0], wasm_f64x2_promote_low_f32x4(v));
-        a[1] = wasm_f64x2_add(a[1], wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1)));
-      } else if (argmax) {
-        /* Lanes that already hold a NaN keep it: best stays NaN, so nothing compares greater. */
-        v128_t take = wasm_v128_or(wasm_f32x4_gt(v, a[0]), wasm_v128_andnot(wasm_f32x4_ne(v, v), wasm_f32x4_ne(a[0], a[0])));
-        take = wasm_v128_or(take, wasm_i32x4_eq(where[c / 4], I32(-1)));
-        a[0] = wasm_v128_bitselect(v, a[0], take);
-        where[c / 4] = wasm_v128_bitselect(I32((int32_t)k), where[c / 4], take);
+      if (op == R_SUM) {
+        v128_t lo = wasm_f64x2_splat(0), hi = lo;
+        for (size_t r = 0; r < rows; r++) {
+          v128_t v = load4(dt, at + r * stride);
+          lo = wasm_f64x2_add(lo, wasm_f64x2_promote_low_f32x4(v));
+          hi = wasm_f64x2_add(hi, wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1)));
+        }
+        a[0] = wasm_f64x2_add(a[0], lo);
+        a[1] = wasm_f64x2_add(a[1], hi);
       } else {
-        /* Strictly better, or NaN: the first of equal values (±0) stays, as in the JS backend. */
-        v128_t better = is_max ? wasm_f32x4_gt(v, a[0]) : wasm_f32x4_lt(v, a[0]);
-        a[0] = wasm_v128_bitselect(v, a[0], wasm_v128_or(better, wasm_f32x4_ne(v, v)));
+        v128_t best = a[0], w = where[c / 4];
+        for (size_t r = 0; r < rows; r++) fold_extreme(op, load4(dt, at + r * stride), (int32_t)(k + r), &best, &w);
+        a[0] = best;
+        where[c / 4] = w;
       }
     }
     for (size_t c = vec; c < count; c++) {
-      float v = load1(dt, row, c);
       size_t t = c - vec;
-      if (sum) tail_sum[t] += v;
-      else if (argmax) {
-        if (!tail_nan[t] && (v != v || v > tail_best[t] || tail_where[t] < 0)) {
-          tail_best[t] = v;
-          tail_where[t] = (int32_t)k;
-          tail_nan[t] = v != v;
-        }
-      } else if (v != v || (is_max ? v > tail_best[t] : v < tail_best[t])) {
-        tail_best[t] = v;
-      }
+      for (size_t r = 0; r < rows; r++)
+        fold_tail(op, load1(dt, r0 + r * stride, c), (int32_t)(k + r), &tail_sum[t], &tail_best[t], &tail_where[t], &tail_nan[t]);
     }
   }
   for (size_t c = 0; c < count; c++) {
@@ -265,12 +296,12 @@ static void tile_float(int op, int dt, const char *p, size_t len, size_t inner, 
     if (c < vec) {
       v128_t *a = &acc[(c & ~(size_t)3) / 2];
       int l = (int)(c & 3);
-      if (sum) r.value = l < 2 ? ((double *)&a[0])[l] : ((double *)&a[1])[l - 2];
+      if (op == R_SUM) r.value = l < 2 ? ((double *)&a[0])[l] : ((double *)&a[1])[l - 2];
       else r.value = ((float *)&a[0])[l];
-      if (argmax) r.index = ((int32_t *)&where[c / 4])[l];
+      if (op == R_ARGMAX) r.index = ((int32_t *)&where[c / 4])[l];
     } else {
       size_t t = c - vec;
-      r.value = sum ? tail_sum[t] : tail_best[t];
+      r.value = op == R_SUM ? tail_sum[t] : tail_best[t];
       r.index = tail_where[t];
     }
     r.nan = r.value != r.value;
@@ -301,9 +332,9 @@ static void tile_i32(int op, const int32_t *p, size_t len, size_t inner, size_t 
 }
 
 /* Strided i32 tiles go through vectors too: same loop as floats without conversion. */
-static void tile_i32_vec(int op, const int32_t *p, size_t len, size_t inner, size_t count, partial *out) {
+static void tile_i32_vec(int op, const int32_t *p, size_t len, size_t inner, size_t count, partial *out, v128_t *scratch) {
   size_t vec = count & ~(size_t)3;
-  v128_t acc[TILE / 4], where[TILE / 4];
+  v128_t *acc = scratch, *where = scratch + TILE / 4;
   for (size_t c = 0; c < vec / 4; c++) {
     acc[c] = I32(op == R_SUM ? 0 : op == R_MIN ? INT32_MAX : INT32_MIN);
     where[c] = I32(0);
@@ -333,17 +364,28 @@ static void tile_i32_vec(int op, const int32_t *p, size_t len, size_t inner, siz
   if (vec < count) tile_i32(op, p + vec, len, inner, count - vec, out + vec);
 }
 
-static void reduce_tile(int op, int dt, const char *p, size_t len, size_t inner, size_t count, partial *out) {
+/* One specialised loop per (op, dtype): the op and dtype are constants inside. */
+#define TILE_FLOAT_OP(OP)                                                                        \
+  switch (dt) {                                                                                  \
+    case DT_F32: tile_float(OP, DT_F32, p, len, inner, count, out, scratch); return;            \
+    case DT_F16: tile_float(OP, DT_F16, p, len, inner, count, out, scratch); return;            \
+    default: tile_float(OP, DT_BF16, p, len, inner, count, out, scratch); return;                \
+  }
+
+static void reduce_tile(int op, int dt, const char *p, size_t len, size_t inner, size_t count, partial *out, v128_t *scratch) {
   if (dt == DT_I32) {
-    tile_i32_vec(op, (const int32_t *)p, len, inner, count, out);
+    tile_i32_vec(op, (const int32_t *)p, len, inner, count, out, scratch);
     return;
   }
-  switch (dt) {
-    case DT_F32: tile_float(op, DT_F32, p, len, inner, count, out); break;
-    case DT_F16: tile_float(op, DT_F16, p, len, inner, count, out); break;
-    default: tile_float(op, DT_BF16, p, len, inner, count, out); break;
+  switch (op) {
+    case R_SUM:
+    case R_MEAN: TILE_FLOAT_OP(R_SUM)
+    case R_MAX: TILE_FLOAT_OP(R_MAX)
+    case R_MIN: TILE_FLOAT_OP(R_MIN)
+    default: TILE_FLOAT_OP(R_ARGMAX)
   }
 }
+#undef TILE_FLOAT_OP
 
 /* ---------------------------------------------------------------- results */
 
@@ -376,12 +418,13 @@ static void finish(int op, int dt, void *dst, size_t j, partial r, size_t axis_l
   store1(dt, dst, j, (float)v);
 }
 
-/* Outputs (o, i) for o in [o0, o1), i in [i0, i1), each over the whole axis, into dst[o·inner + i]. */
+/* Outputs (o, i) for o in [o0, o1), i in [i0, i1), each over the whole axis, into dst[o·inner + i];
+   scratch holds reduce_scratch_bytes(). */
 EXPORT(reduce) void reduce(int op, int dt, const void *src, size_t axis_len, size_t inner, size_t o0, size_t o1,
-                           size_t i0, size_t i1, void *dst) {
+                           size_t i0, size_t i1, void *dst, v128_t *scratch) {
   size_t es = dtype_size(dt);
   const char *s = src;
-  partial tile[TILE];
+  partial *tile = (partial *)(scratch + TILE / 4 * 3);
   for (size_t o = o0; o < o1; o++) {
     const char *base = s + o * axis_len * inner * es;
     if (inner == 1) {
@@ -390,7 +433,7 @@ EXPORT(reduce) void reduce(int op, int dt, const void *src, size_t axis_len, siz
     }
     for (size_t i = i0; i < i1; i += TILE) {
       size_t count = i1 - i < TILE ? i1 - i : TILE;
-      reduce_tile(op, dt, base + i * es, axis_len, inner, count, tile);
+      reduce_tile(op, dt, base + i * es, axis_len, inner, count, tile, scratch);
       for (size_t c = 0; c < count; c++) finish(op, dt, dst, o * inner + i + c, tile[c], axis_len);
     }
   }
@@ -399,7 +442,7 @@ EXPORT(reduce) void reduce(int op, int dt, const void *src, size_t axis_len, siz
 /* For outer = 1: chunks [c0, c1) of chunk_len axis elements each, every output i in [0, inner),
    into partials[c·inner + i]. Argmax indices are axis positions. */
 EXPORT(reduce_partial) void reduce_partial(int op, int dt, const void *src, size_t axis_len, size_t inner,
-                                           size_t chunk_len, size_t c0, size_t c1, partial *partials) {
+                                           size_t chunk_len, size_t c0, size_t c1, partial *partials, v128_t *scratch) {
   size_t es = dtype_size(dt);
   for (size_t c = c0; c < c1; c++) {
     size_t k0 = c * chunk_len, len = axis_len - k0 < chunk_len ? axis_len - k0 : chunk_len;
@@ -407,7 +450,7 @@ EXPORT(reduce_partial) void reduce_partial(int op, int dt, const void *src, size
     partial *out = partials + c * inner;
     if (inner == 1) out[0] = reduce_row(op, dt, base, len);
     else
-      for (size_t i = 0; i < inner; i += TILE) reduce_tile(op, dt, base + i * es, len, inner, inner - i < TILE ? inner - i : TILE, out + i);
+      for (size_t i = 0; i < inner; i += TILE) reduce_tile(op, dt, base + i * es, len, inner, inner - i < TILE ? inner - i : TILE, out + i, scratch);
     for (size_t i = 0; i < inner; i++) out[i].index += (int32_t)(op == R_ARGMAX ? k0 : 0);
   }
 }

@@ -38,7 +38,8 @@ const CASES: [number[], number | undefined][] = [
   [[7, 101, 5], undefined],
   [[1001, 1003], 1], // rows, split across threads
   [[1001, 1003], 0], // coalesced, outer 1: inner ranges
-  [[3, 4003, 301], 1], // coalesced with TILE-crossing inner
+  [[3, 4003, 301], 1], // coalesced, inner not a multiple of 4
+  [[2, 5, 33_001], 1], // coalesced, crossing the 32768-output tile
   [[200_003], undefined], // chunked long axis
   [[150_001, 3], 0], // chunked, inner 3
   [[2, 5, 1], 1],

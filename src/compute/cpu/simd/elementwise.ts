@@ -24,6 +24,10 @@ export function overElements(
   args: (start: number, count: number) => number[],
 ): void {
   const minimum = Math.ceil(rt.thresholds.elementwiseBytes / elementBytes);
+  if (rt.threads === 1 || n < 2 * minimum) {
+    rt.runHere(kernel, args(0, n));
+    return;
+  }
   // Boundaries on 64-byte lines, so threads never write the same cache line.
   const ranges = splitRange(n, rt.threads, minimum, 64 / Math.min(elementBytes, 4));
   rt.run(kernel, ranges.map(([start, end]) => args(start, end - start)));

@@ -1,9 +1,13 @@
 /**
  * The control block the calling thread and the workers share (one SharedArrayBuffer): a count of
- * workers still busy, then one slot per worker holding its job (kernel index and arguments), its
- * generation counter (bumped once per job; the worker sleeps on it), its outcome and an error
- * message. Everything is read and written with Atomics, so no message passing is involved and a
- * call stays synchronous.
+ * parts still running, then one slot per worker holding its job (kernel index and arguments), the
+ * job's state, its generation counter (bumped once per job; the worker sleeps on it), its outcome
+ * and an error message. Everything is read and written with Atomics, so no message passing is
+ * involved and a call stays synchronous.
+ *
+ * A posted job is claimed by compare-and-swap, by its worker or, once the calling thread has
+ * finished its own share, by the calling thread itself: a worker that is asleep or descheduled
+ * then never delays an op, it only loses its part.
  */
 import type { WasmMemory, WasmModule } from './wasm-api.js';
 
@@ -32,7 +36,15 @@ export const SLOT = {
   errorLength: 4,
   /** Set by the worker once its module is instantiated: 1 ready, -1 failed (message in the slot). */
   ready: 5,
+  /** JOB_* below. */
+  job: 6,
 } as const;
+
+/** Job states: nothing posted, posted and unclaimed, claimed by the worker, claimed by the caller. */
+export const JOB_IDLE = 0;
+export const JOB_POSTED = 1;
+export const JOB_WORKER = 2;
+export const JOB_CALLER = 3;
 
 /** Status values. */
 export const STATUS_OK = 0;

@@ -2,7 +2,7 @@
  * Reductions over one axis of [outer, axisLen, inner] on the SIMD kernels (`kernels/wasm/
  * reduce.c`), with the CPU backend's meaning. Work is split by outputs: whole rows when
  * inner = 1, else the outer index or, with few of those, ranges of adjacent inner positions
- * (every load stays contiguous). Few outputs over a long axis (outer = 1, inner ≤ 64) are cut
+ * (each thread streams contiguous runs, accumulating in its scratch). Few outputs over a long axis (outer = 1, inner ≤ 64) are cut
  * into REDUCE_CHUNK-long stretches of the axis whose partial results are combined in order; the
  * cut depends on the shape only, so any thread count gives the same bits.
  */
@@ -32,7 +32,7 @@ export function reduce(rt: SimdRuntime, op: ReduceOp, dtype: DType, x: number, o
       const at = Number(partials.address);
       const minimum = Math.ceil(rt.thresholds.reduceBytes / (REDUCE_CHUNK * inner * size));
       const parts = splitRange(chunks, rt.threads, minimum);
-      rt.run('reduce_partial', parts.map(([c0, c1]) => [code, dt, x, axisLen, inner, REDUCE_CHUNK, c0, c1, at]));
+      rt.run('reduce_partial', parts.map(([c0, c1], t) => [code, dt, x, axisLen, inner, REDUCE_CHUNK, c0, c1, at, rt.scratchOf(t)]));
       rt.run('reduce_combine', [[code, dt, at, chunks, inner, axisLen, out]]);
     } finally {
       rt.freeTemp(partials);
@@ -43,10 +43,10 @@ export function reduce(rt: SimdRuntime, op: ReduceOp, dtype: DType, x: number, o
   if (inner === 1 || outer >= rt.threads) {
     const minimum = Math.ceil(rt.thresholds.reduceBytes / rowBytes);
     const parts = splitRange(outer, rt.threads, minimum);
-    rt.run('reduce', parts.map(([o0, o1]) => [code, dt, x, axisLen, inner, o0, o1, 0, inner, out]));
+    rt.run('reduce', parts.map(([o0, o1], t) => [code, dt, x, axisLen, inner, o0, o1, 0, inner, out, rt.scratchOf(t)]));
     return;
   }
   const minimum = Math.ceil(rt.thresholds.reduceBytes / (outer * axisLen * size));
   const parts = splitRange(inner, rt.threads, minimum, 16);
-  rt.run('reduce', parts.map(([i0, i1]) => [code, dt, x, axisLen, inner, 0, outer, i0, i1, out]));
+  rt.run('reduce', parts.map(([i0, i1], t) => [code, dt, x, axisLen, inner, 0, outer, i0, i1, out, rt.scratchOf(t)]));
 }

@@ -50,6 +50,7 @@ const KERNEL_INDEX = new Map<string, number>(KERNELS.map((name, i) => [name, i])
 /** The module's exports as this side calls them (pointers and sizes are plain numbers). */
 type KernelExports = Record<KernelName, (...args: number[]) => void> & {
   gemm_scratch_bytes(): number;
+  reduce_scratch_bytes(): number;
   gemm_block_depth(): number;
   attention_scratch_bytes(): number;
   gru_scratch_bytes(hidden: number): number;
@@ -155,7 +156,7 @@ export class SimdRuntime {
     this.kernels = instance.exports as unknown as KernelExports;
     this.stackTop = this.kernels.__stack_pointer.value as number;
     this.heap = new WasmHeap(this.memory, this.kernels.__heap_base.value as number, maxBytes);
-    this.scratchBytes = Math.max(this.kernels.gemm_scratch_bytes(), this.kernels.attention_scratch_bytes());
+    this.scratchBytes = Math.max(this.kernels.gemm_scratch_bytes(), this.kernels.attention_scratch_bytes(), this.kernels.reduce_scratch_bytes());
     this.gemmBlockDepth = this.kernels.gemm_block_depth();
     this.argsBase = this.reserve(ARGS_BYTES);
     this.scratch.push(this.reserve(this.scratchBytes));
@@ -216,7 +217,7 @@ export class SimdRuntime {
    */
   run(kernel: KernelName, parts: readonly (readonly number[])[]): void {
     if (parts.length === 1) {
-      this.call({ kernel: KERNEL_INDEX.get(kernel)!, args: parts[0]! });
+      this.runHere(kernel, parts[0]!);
       return;
     }
     const index = KERNEL_INDEX.get(kernel)!;
@@ -235,14 +236,19 @@ export class SimdRuntime {
     if (sharedRuntime === this) sharedRuntime = undefined;
   }
 
-  private call(call: KernelCall): void {
-    const fn = this.kernels[KERNELS[call.kernel]!];
+  /** Runs one call of `kernel` on this thread only (the path of every op below its threshold). */
+  runHere(kernel: KernelName, args: readonly number[]): void {
     try {
-      fn(...call.args);
+      this.kernels[kernel](...args);
     } catch (error) {
+      // A trap leaves the shadow stack where the kernel was.
       this.kernels.__stack_pointer.value = this.stackTop;
-      throw new SimdKernelError(KERNELS[call.kernel]!, 0, error instanceof Error ? error.message : String(error), { cause: error });
+      throw new SimdKernelError(kernel, 0, error instanceof Error ? error.message : String(error), { cause: error });
     }
+  }
+
+  private call(call: KernelCall): void {
+    this.runHere(KERNELS[call.kernel]!, call.args);
   }
 
   /** The worker pool, with its stacks and scratch, made on first use. */

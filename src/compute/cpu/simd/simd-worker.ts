@@ -1,13 +1,14 @@
 /**
  * A worker of the SIMD thread pool: instantiates the kernels on the shared memory with its own
  * stack, then serves jobs forever. A job is a kernel index and arguments in its slot of the
- * control block; it spins a while for the next one, then sleeps in Atomics.wait. A kernel that
+ * control block, claimed by compare-and-swap (the calling thread may have claimed it first); the
+ * worker spins a while for the next one, then sleeps in Atomics.wait. A kernel that
  * throws (a trap) is reported in the slot and the stack pointer reset; the worker carries on.
  * Workers are unref'd, and Node stops them at exit even while they wait.
  */
 import { performance } from 'node:perf_hooks';
 import { workerData } from 'node:worker_threads';
-import { PENDING, SLOT, STATUS_FAILED, STATUS_OK, slotArgs, slotInt, writeMessage, type WorkerData } from './pool-protocol.js';
+import { JOB_POSTED, JOB_WORKER, PENDING, SLOT, STATUS_FAILED, STATUS_OK, slotArgs, slotInt, writeMessage, type WorkerData } from './pool-protocol.js';
 import { wasm, type WasmGlobal } from './wasm-api.js';
 
 const data = workerData as WorkerData;
@@ -52,6 +53,8 @@ function serve(): void {
   let seen = 0;
   for (;;) {
     seen = nextGeneration(seen);
+    // The calling thread may have taken the job already (it does once its own share is done).
+    if (Atomics.compareExchange(ctl, base + SLOT.job, JOB_POSTED, JOB_WORKER) !== JOB_POSTED) continue;
     const kernel = kernels[Atomics.load(ctl, base + SLOT.kernel)];
     const count = Atomics.load(ctl, base + SLOT.argCount);
     const values = new Array<number>(count);

@@ -1,17 +1,21 @@
 /**
- * The calling thread's side of the SIMD worker pool. `run` hands one kernel call to each of the
- * first n workers, runs its own share meanwhile, and returns when all are done: the caller
- * blocks, so an op is complete when its call returns. Workers start on the first run that needs
- * them; a run never waits for workers it does not use.
+ * The calling thread's side of the SIMD worker pool. `run` posts one kernel call to each of the
+ * first n workers, runs its own share meanwhile, then runs itself every posted call no worker has
+ * claimed yet, and returns when all are done: the caller blocks, so an op is complete when its
+ * call returns. Workers start on the first run that needs them; a run never waits for workers it
+ * does not use.
  *
- * Waiting costs: a worker that is still spinning takes a job in well under a microsecond; one
- * asleep in Atomics.wait needs a futex wake (tens of microseconds, see bench/cpu-simd.ts), which
- * the size thresholds (thresholds.ts) account for.
+ * Waiting costs: a worker that is still spinning claims a job in well under a microsecond; one
+ * asleep in Atomics.wait needs a futex wake (tens of microseconds, see bench/cpu-simd.ts). Since
+ * the caller takes back unclaimed parts, a late worker makes an op no slower than running it on
+ * one thread (plus the notify), so the size thresholds (thresholds.ts) can follow the warm case.
  */
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { SimdKernelError } from './errors.js';
 import {
+  JOB_CALLER,
+  JOB_POSTED,
   MAX_KERNEL_ARGS,
   PENDING,
   SLOT,
@@ -86,6 +90,7 @@ export class ThreadPool {
       Atomics.store(this.ctl, slot + SLOT.kernel, call.kernel);
       Atomics.store(this.ctl, slot + SLOT.argCount, call.args.length);
       Atomics.store(this.ctl, slot + SLOT.status, 0);
+      Atomics.store(this.ctl, slot + SLOT.job, JOB_POSTED);
       this.generations[w] = (this.generations[w]! + 1) | 0;
       Atomics.store(this.ctl, slot + SLOT.generation, this.generations[w]!);
       Atomics.notify(this.ctl, slot + SLOT.generation);
@@ -95,6 +100,16 @@ export class ThreadPool {
       own(calls[0]!);
     } catch (error) {
       ownError = error;
+    }
+    // Parts no worker has started yet are run here rather than waited for.
+    for (let w = 0; w < used; w++) {
+      if (Atomics.compareExchange(this.ctl, slotInt(w) + SLOT.job, JOB_POSTED, JOB_CALLER) !== JOB_POSTED) continue;
+      try {
+        own(calls[w + 1]!);
+      } catch (error) {
+        ownError ??= error;
+      }
+      Atomics.sub(this.ctl, PENDING, 1);
     }
     this.waitIdle();
     if (ownError !== undefined) {

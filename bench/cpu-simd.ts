@@ -235,20 +235,31 @@ function streamRates(rt: SimdRuntime): StreamOps {
 
 // ------------------------------------------------------------------ hand-off and thresholds
 
-/** Round trip of an empty job on one worker: back to back (it spins) and after a pause (it sleeps). */
-function handoff(rt: SimdRuntime): { spinning: number; asleep: number } {
-  const p = Number(rt.heap.allocate(64));
-  const job = [[p, 0, 0, 4], [p, 0, 0, 4]];
-  const spinning = time(() => rt.run('fill', job), 200);
-  const samples: number[] = [];
-  for (let i = 0; i < 31; i++) {
+/**
+ * When a worker starts on a job: a split into two equal compute-bound parts of ~0.4 ms (exp over
+ * data in cache), back to back (the worker spins) and after 5 ms of idle (it sleeps in
+ * Atomics.wait): the split's time minus one part's time. A worker later than the caller's own
+ * part loses its part to the caller (the split then takes two parts).
+ */
+function wake(rt: SimdRuntime): { warm: number; cold: number; part: number } {
+  const n = 600_000;
+  const a = randomF32(rt, n);
+  const b = randomF32(rt, n);
+  const out = Number(rt.heap.allocate(2 * n * 4));
+  const exp = 2; // UNARY_CODE.exp
+  const one = [[exp, 0, a, out, n, 0]];
+  const two = [[exp, 0, a, out, n, 0], [exp, 0, b, out + n * 4, n, 0]];
+  const part = time(() => rt.run('unary', one), 100, 10, 9);
+  const warm = time(() => rt.run('unary', two), 100, 10, 9);
+  const cold: number[] = [];
+  for (let i = 0; i < 21; i++) {
     const until = performance.now() + 5;
     while (performance.now() < until);
     const t = performance.now();
-    rt.run('fill', job);
-    samples.push((performance.now() - t) * 1000);
+    rt.run('unary', two);
+    cold.push((performance.now() - t) * 1000);
   }
-  return { spinning, asleep: median(samples) };
+  return { warm: warm - part, cold: median(cold) - part, part };
 }
 
 /** µs per call at each size on 1 thread and split over THREADS (workers warm: calls come back to back). */
@@ -314,9 +325,9 @@ if (THREADS > 1) {
   const one = new SimdRuntime({ threads: 1, variant: VARIANTS[0]! });
   // Thresholds of 1: every op splits, so the tables show where splitting starts to pay.
   const always = Object.fromEntries(Object.keys(THRESHOLDS).map((k) => [k, 1]));
-  const many = new SimdRuntime({ threads: THREADS, variant: VARIANTS[0]!, thresholds: always });
-  const h = handoff(many);
-  console.log(`\nworker hand-off (empty job, round trip): ${fmt(h.spinning, 2)} µs while it spins, ${fmt(h.asleep, 1)} µs from Atomics.wait`);
+  const many = new SimdRuntime({ threads: THREADS, variant: VARIANTS[0]!, thresholds: always, coldFactor: 1 });
+  const w = wake(many);
+  console.log(`\nworker start on a split of two ${fmt(w.part, 0)} µs parts: ${fmt(w.warm, 1)} µs after the call while it spins, ${fmt(w.cold, 1)} µs once asleep`);
   const big = Number(one.heap.allocate(4 << 22));
   const bigMany = Number(many.heap.allocate(4 << 22));
   const at = (rt: SimdRuntime) => (rt === one ? big : bigMany);

@@ -28,21 +28,26 @@ INLINE float row_max(int dt, const char *x, size_t cols) {
   return wasm_f32x4_extract_lane(a, 0);
 }
 
-/* Σ exp(x - m)·2^64; also stores the terms into y when y is not null (f32 rows only). */
-INLINE float exp_sum(int dt, const char *x, float *y, size_t cols, float m) {
+/* Σ exp(x - m)·2^64; also stores the terms into y when y is not null (f32 rows only). When `next`
+   is not null, the next row's maximum is taken in the same loop, so its loads from memory overlap
+   this row's arithmetic instead of stalling a pass of their own. */
+INLINE float exp_sum(int dt, const char *x, float *y, size_t cols, float m, const char *next, float *next_max) {
   size_t es = dtype_size(dt), j = 0;
-  v128_t mv = F32(m), a = F32(0.0f), b = a;
-  for (; j + 8 <= cols; j += 8) {
-    f32x8 v = load8(dt, x + j * es);
-    v128_t lo = v_exp_nonpos_2p64(wasm_f32x4_sub(v.lo, mv)), hi = v_exp_nonpos_2p64(wasm_f32x4_sub(v.hi, mv));
-    if (y) {
-      wasm_v128_store(y + j, lo);
-      wasm_v128_store(y + j + 4, hi);
-    }
-    a = wasm_f32x4_add(a, lo);
-    b = wasm_f32x4_add(b, hi);
+  v128_t mv = F32(m), a = F32(0.0f), na = F32(-__builtin_inff());
+  /* One vector a step: two would need more registers than V8 has on x64 (constants spill). */
+  for (; j + 4 <= cols; j += 4) {
+    if (next) na = wasm_f32x4_pmax(na, load4(dt, next + j * es));
+    v128_t e = v_exp_nonpos_2p64(wasm_f32x4_sub(load4(dt, x + j * es), mv));
+    if (y) wasm_v128_store(y + j, e);
+    a = wasm_f32x4_add(a, e);
   }
-  float s = hsum(wasm_f32x4_add(a, b));
+  float s = hsum(a);
+  if (next) {
+    for (size_t t = j; t < cols; t++) na = wasm_f32x4_pmax(na, F32(load1(dt, next, t)));
+    na = wasm_f32x4_pmax(na, wasm_i32x4_shuffle(na, na, 2, 3, 0, 1));
+    na = wasm_f32x4_pmax(na, wasm_i32x4_shuffle(na, na, 1, 0, 3, 2));
+    *next_max = wasm_f32x4_extract_lane(na, 0);
+  }
   for (; j < cols; j++) {
     float e = wasm_f32x4_extract_lane(v_exp_nonpos_2p64(F32(load1(dt, x, j) - m)), 0);
     if (y) y[j] = e;
@@ -52,14 +57,15 @@ INLINE float exp_sum(int dt, const char *x, float *y, size_t cols, float m) {
 }
 
 INLINE void softmax_rows(int dt, const char *x, char *y, size_t cols, size_t r0, size_t r1, int log) {
-  size_t es = dtype_size(dt);
+  size_t es = dtype_size(dt), row_bytes = cols * es;
+  float m = r0 < r1 ? row_max(dt, x + r0 * row_bytes, cols) : 0.0f;
   for (size_t r = r0; r < r1; r++) {
-    const char *xr = x + r * cols * es;
-    char *yr = y + r * cols * es;
-    float m = row_max(dt, xr, cols);
+    const char *xr = x + r * row_bytes;
+    char *yr = y + r * row_bytes;
     /* f32 softmax keeps the terms in the output and scales them in place. */
     int keep = dt == DT_F32 && !log;
-    float s = exp_sum(dt, xr, keep ? (float *)yr : 0, cols, m);
+    float next_max = 0.0f;
+    float s = exp_sum(dt, xr, keep ? (float *)yr : 0, cols, m, r + 1 < r1 ? xr + row_bytes : 0, &next_max);
     size_t j = 0;
     if (log) {
       float shift = m + wasm_f32x4_extract_lane(v_log(F32(s * TWO_M64)), 0);
@@ -89,6 +95,7 @@ INLINE void softmax_rows(int dt, const char *x, char *y, size_t cols, size_t r0,
       }
       for (; j < cols; j++) store1(dt, yr, j, wasm_f32x4_extract_lane(v_exp_nonpos_2p64(F32(load1(dt, xr, j) - m)), 0) * (1.0f / s));
     }
+    m = next_max;
   }
 }
 

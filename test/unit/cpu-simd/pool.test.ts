@@ -64,6 +64,24 @@ describe('errors', () => {
   });
 });
 
+describe('thresholds', () => {
+  it('are raised by the cold factor while the workers sleep or have not started', async () => {
+    const fresh = new SimdRuntime({ threads: 2, spinMicroseconds: 2000 });
+    try {
+      const base = fresh.thresholds.elementwiseBytes;
+      expect(fresh.threshold('elementwiseBytes')).toBe(base * fresh.coldFactor);
+      const out = alloc(fresh, 8 << 20);
+      fill(fresh, 'f32', out, 2 << 20, 1); // big enough to start the workers
+      expect(fresh.workersStarted).toBe(true);
+      expect(fresh.threshold('elementwiseBytes')).toBe(base); // spinning for 2 ms after the op
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(fresh.threshold('elementwiseBytes')).toBe(base * fresh.coldFactor);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+});
+
 describe('configuration', () => {
   it('takes the thread count from the option, else GPUCOMPUTE_CPU_THREADS', async () => {
     const saved = process.env[THREADS_ENV];

@@ -61,6 +61,6 @@ export function attention(rt: SimdRuntime, p: SimdAttention): void {
   const blocks = Math.ceil(p.seqQ / BLOCK_Q);
   const units = p.batch * p.heads * blocks;
   const unitMacs = 2 * BLOCK_Q * p.seqK * p.headDim;
-  const parts = splitRange(units, rt.threads, Math.ceil(rt.thresholds.attentionMacs / Math.max(unitMacs, 1)));
+  const parts = splitRange(units, rt.threads, Math.ceil(rt.threshold('attentionMacs') / Math.max(unitMacs, 1)));
   rt.run('attention', parts.map(([u0, u1], thread) => [at, u0, u1, rt.scratchOf(thread)]));
 }

@@ -15,6 +15,14 @@ import { splitRange } from './split.js';
 /** Default slope of leakyRelu, as the JS backend's. */
 const LEAKY_SLOPE = 0.01;
 
+/** Unary ops and derivatives without a transcendental function: the cheap elementwise threshold. */
+const CHEAP = new Set<UnaryOp | ActivationGradOp>(['neg', 'abs', 'sqrt', 'rsqrt', 'relu', 'leakyRelu', 'reluGrad', 'leakyReluGrad']);
+
+/** The threshold of an elementwise op. */
+function kindOf(op: UnaryOp | ActivationGradOp): 'elementwiseBytes' | 'transcendentalBytes' {
+  return CHEAP.has(op) ? 'elementwiseBytes' : 'transcendentalBytes';
+}
+
 /** Runs `kernel` over n elements in per-thread ranges; `args(start, count)` builds one call. */
 export function overElements(
   rt: SimdRuntime,
@@ -22,8 +30,9 @@ export function overElements(
   n: number,
   elementBytes: number,
   args: (start: number, count: number) => number[],
+  kind: 'elementwiseBytes' | 'transcendentalBytes' = 'elementwiseBytes',
 ): void {
-  const minimum = Math.ceil(rt.thresholds.elementwiseBytes / elementBytes);
+  const minimum = Math.ceil(rt.threshold(kind) / elementBytes);
   if (rt.threads === 1 || n < 2 * minimum) {
     rt.runHere(kernel, args(0, n));
     return;
@@ -78,7 +87,7 @@ export function unary(rt: SimdRuntime, op: UnaryOp, dtype: DType, x: number, out
   const size = dtypeSize[dtype];
   const code = UNARY_CODE[op];
   const dt = DTYPE_CODE[dtype];
-  overElements(rt, 'unary', n, size, (s, c) => [code, dt, x + s * size, out + s * size, c, alpha]);
+  overElements(rt, 'unary', n, size, (s, c) => [code, dt, x + s * size, out + s * size, c, alpha], kindOf(op));
 }
 
 /** out = dy·f'(x) over n elements of a float dtype; `alpha` is leakyRelu's slope. */
@@ -95,7 +104,7 @@ export function activationGrad(
   const size = dtypeSize[dtype];
   const code = GRAD_CODE[op];
   const dt = DTYPE_CODE[dtype];
-  overElements(rt, 'activation_grad', n, size, (s, c) => [code, dt, x + s * size, dy + s * size, out + s * size, c, alpha]);
+  overElements(rt, 'activation_grad', n, size, (s, c) => [code, dt, x + s * size, dy + s * size, out + s * size, c, alpha], kindOf(op));
 }
 
 /** Writes a broadcast plan where `binary.c` reads it: rank, then shape, a strides, b strides (6 each). */

@@ -49,7 +49,6 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence): void {
   const gh = rt.temp(E * B * 3 * H * 4);
   try {
     const ghAt = Number(gh.address);
-    const rows = splitRange(E * B, rt.threads, Math.ceil(rt.thresholds.gruElements / H));
     for (let t = 0; t < T; t++) {
       const first = t === 0;
       const prev = first ? p.h0 : p.hSeq + ((t - 1) % p.slots) * p.seqStrides[2] * size;
@@ -76,6 +75,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence): void {
         cBatchStride: 0,
       });
       const at = writeStep(rt, p, t, prev, prevE, prevB, ghAt);
+      const rows = splitRange(E * B, rt.threads, Math.ceil(rt.threshold('gruElements') / H));
       rt.run('gru_step', rows.map(([r0, r1], thread) => [at, r0, r1, rt.scratchOf(thread)]));
     }
   } finally {

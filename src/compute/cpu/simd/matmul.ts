@@ -108,7 +108,7 @@ export function gemm(rt: SimdRuntime, g: SimdGemm): void {
 /** Per-thread [e0, e1, i0, i1, j0, j1]: batch entries when there are enough, else columns or rows. */
 function gemmParts(rt: SimdRuntime, m: number, n: number, k: number, batch: number): number[][] {
   const macs = m * n * Math.max(k, 1);
-  const threads = Math.min(rt.threads, Math.max(1, Math.floor((macs * batch) / rt.thresholds.gemmMacs)));
+  const threads = Math.min(rt.threads, Math.max(1, Math.floor((macs * batch) / rt.threshold('gemmMacs'))));
   if (threads === 1) return [[0, batch, 0, m, 0, n]];
   if (batch >= threads) return splitRange(batch, threads, 1).map(([e0, e1]) => [e0, e1, 0, m, 0, n]);
   if (n >= m) return splitRange(n, threads, NR, NR).map(([j0, j1]) => [0, batch, 0, m, j0, j1]);

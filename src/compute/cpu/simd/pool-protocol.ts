@@ -38,6 +38,8 @@ export const SLOT = {
   ready: 5,
   /** JOB_* below. */
   job: 6,
+  /** 1 while the worker sleeps in Atomics.wait (the caller wakes only sleepers). */
+  sleeping: 7,
 } as const;
 
 /** Job states: nothing posted, posted and unclaimed, claimed by the worker, claimed by the caller. */

@@ -19,7 +19,7 @@ export function randomUniform(rt: SimdRuntime, dtype: DType, out: number, n: num
   const span = fround(fround(b) - low);
   const dt = DTYPE_CODE[dtype];
   // Ranges start on whole Philox blocks (4 elements; overElements aligns to 16).
-  overElements(rt, 'random_uniform', n, dtypeSize[dtype], (s, c) => [dt, out, s, s + c, k0, k1, low, span]);
+  overElements(rt, 'random_uniform', n, dtypeSize[dtype], (s, c) => [dt, out, s, s + c, k0, k1, low, span], 'transcendentalBytes');
 }
 
 /** Keeps element i when its uniform u ≥ f32(p), scaled by f32(1/(1 − p)); 0 otherwise. */
@@ -28,5 +28,5 @@ export function dropout(rt: SimdRuntime, dtype: DType, x: number, out: number, n
   const dt = DTYPE_CODE[dtype];
   const threshold = fround(p);
   const scale = fround(1 / (1 - p));
-  overElements(rt, 'dropout', n, dtypeSize[dtype], (s, c) => [dt, x, out, s, s + c, k0, k1, threshold, scale]);
+  overElements(rt, 'dropout', n, dtypeSize[dtype], (s, c) => [dt, x, out, s, s + c, k0, k1, threshold, scale], 'transcendentalBytes');
 }

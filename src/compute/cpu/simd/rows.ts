@@ -8,7 +8,7 @@ import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
 
 function rowRanges(rt: SimdRuntime, rows: number, cols: number, dtype: DType): [number, number][] {
-  return splitRange(rows, rt.threads, Math.ceil(rt.thresholds.rowsBytes / (cols * dtypeSize[dtype])));
+  return splitRange(rows, rt.threads, Math.ceil(rt.threshold('rowsBytes') / (cols * dtypeSize[dtype])));
 }
 
 /** Softmax over each row (logSoftmax when `log`); an all -inf row gives NaN. */

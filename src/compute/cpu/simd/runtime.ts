@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import { InvalidArgumentError } from '../../../errors.js';
 import { MemoryPool, type MemoryPoolOptions, type PoolBlock } from '../../gpu/memory-pool.js';
 import { SimdKernelError } from './errors.js';
-import { THRESHOLDS, type SimdThresholds } from './thresholds.js';
+import { COLD_FACTOR, THRESHOLDS, type SimdThresholds } from './thresholds.js';
 import { ThreadPool, type KernelCall } from './thread-pool.js';
 import { wasm, type WasmGlobal, type WasmMemory } from './wasm-api.js';
 import { WASM_PAGE, WasmHeap } from './wasm-heap.js';
@@ -68,6 +68,8 @@ export interface SimdRuntimeOptions {
   spinMicroseconds?: number;
   /** Overrides of the measured split thresholds (1 splits everything, e.g. to measure the crossover). */
   thresholds?: Partial<SimdThresholds>;
+  /** Override of COLD_FACTOR, the thresholds' multiplier while the workers sleep. */
+  coldFactor?: number;
 }
 
 /** Stack of each worker (the calling thread's is linked into the module: `-z stack-size`). */
@@ -120,8 +122,10 @@ export class SimdRuntime {
   readonly kernels: KernelExports;
   /** Bytes of scratch each thread has. */
   readonly scratchBytes: number;
-  /** When each kernel family splits its work (THRESHOLDS unless overridden). */
+  /** When each kernel family splits its work while the workers are awake (THRESHOLDS unless overridden). */
   readonly thresholds: SimdThresholds;
+  /** The thresholds' multiplier while the workers sleep or have not started. */
+  readonly coldFactor: number;
   /** KC of the sgemm: K above it needs an f32 accumulator for 16-bit outputs. */
   readonly gemmBlockDepth: number;
   private readonly spinMicroseconds: number;
@@ -149,6 +153,7 @@ export class SimdRuntime {
     this.variant = options.variant ?? defaultSimdVariant();
     this.spinMicroseconds = options.spinMicroseconds ?? 50;
     this.thresholds = { ...THRESHOLDS, ...options.thresholds };
+    this.coldFactor = options.coldFactor ?? COLD_FACTOR;
     const { memory, maxBytes } = createMemory();
     this.memory = memory;
     const module = simdModule(this.variant);
@@ -166,6 +171,15 @@ export class SimdRuntime {
   /** A caching pool of tensor storage in this runtime's memory (block addresses are byte offsets). */
   createPool(options?: MemoryPoolOptions): MemoryPool<object> {
     return new MemoryPool<object>(this.heap, options);
+  }
+
+  /**
+   * The least work per thread that makes a split of `kind` pay now: the measured threshold while
+   * the workers spin, that times the cold factor while they sleep or have not started.
+   */
+  threshold(kind: keyof SimdThresholds): number {
+    const base = this.thresholds[kind];
+    return this.pool?.awake ? base : base * this.coldFactor;
   }
 
   /** Scratch of thread `t` (0 is the calling thread); the workers' is reserved on first use. */

@@ -43,7 +43,10 @@ function nextGeneration(seen: number): number {
     if ((i & 255) === 255 && performance.now() > deadline) break;
   }
   for (;;) {
+    // Announced before the wait, which rechecks the generation: a job posted in between is not lost.
+    Atomics.store(ctl, base + SLOT.sleeping, 1);
     Atomics.wait(ctl, base + SLOT.generation, seen);
+    Atomics.store(ctl, base + SLOT.sleeping, 0);
     const generation = Atomics.load(ctl, base + SLOT.generation);
     if (generation !== seen) return generation;
   }

@@ -70,6 +70,13 @@ export class ThreadPool {
     return this.workers.length > 0;
   }
 
+  /** Whether every worker is running or spinning (none asleep, none unstarted). */
+  get awake(): boolean {
+    if (this.workers.length === 0) return false;
+    for (let w = 0; w < this.size; w++) if (Atomics.load(this.ctl, slotInt(w) + SLOT.sleeping) === 1) return false;
+    return true;
+  }
+
   /**
    * Runs `calls[0]` through `own` on this thread and `calls[i]` on worker i, returning when all
    * have finished.
@@ -93,7 +100,8 @@ export class ThreadPool {
       Atomics.store(this.ctl, slot + SLOT.job, JOB_POSTED);
       this.generations[w] = (this.generations[w]! + 1) | 0;
       Atomics.store(this.ctl, slot + SLOT.generation, this.generations[w]!);
-      Atomics.notify(this.ctl, slot + SLOT.generation);
+      // A futex wake costs this thread microseconds; a spinning worker needs none.
+      if (Atomics.load(this.ctl, slot + SLOT.sleeping) === 1) Atomics.notify(this.ctl, slot + SLOT.generation);
     }
     let ownError: unknown;
     try {

@@ -12,6 +12,6 @@ const STRIP = 32;
 export function transpose(rt: SimdRuntime, dtype: DType, x: number, out: number, batch: number, rows: number, cols: number): void {
   const size = dtypeSize[dtype];
   const strips = batch * Math.ceil(rows / STRIP);
-  const minimum = Math.ceil(rt.thresholds.transposeBytes / (STRIP * cols * size));
+  const minimum = Math.ceil(rt.threshold('transposeBytes') / (STRIP * cols * size));
   rt.run('transpose', splitRange(strips, rt.threads, minimum).map(([s0, s1]) => [size, x, out, rows, cols, s0, s1]));
 }

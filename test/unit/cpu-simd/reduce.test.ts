@@ -36,9 +36,9 @@ const CASES: [number[], number | undefined][] = [
   [[7, 101, 5], 1],
   [[7, 101, 5], 2],
   [[7, 101, 5], undefined],
-  [[1001, 1003], 1], // rows, split across threads
-  [[1001, 1003], 0], // coalesced, outer 1: inner ranges
-  [[3, 4003, 301], 1], // coalesced, inner not a multiple of 4
+  [[301, 1003], 1], // rows, split across threads
+  [[1001, 303], 0], // coalesced, outer 1: inner ranges
+  [[3, 403, 301], 1], // coalesced, inner not a multiple of 4
   [[2, 5, 33_001], 1], // coalesced, crossing the 32768-output tile
   [[200_003], undefined], // chunked long axis
   [[150_001, 3], 0], // chunked, inner 3

@@ -11,7 +11,7 @@
  * On a shared machine, run it twice and compare: only ratios from one run hold.
  */
 import { spawnSync } from 'node:child_process';
-import { availableParallelism, cpus } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { planReduction } from '../src/compute/core/reduce-plan.js';
 import { planBroadcast } from '../src/compute/core/broadcast.js';
 import { attention } from '../src/compute/cpu/simd/attention.js';
@@ -274,8 +274,9 @@ function crossover(one: SimdRuntime, many: SimdRuntime, sizes: number[], op: (rt
 // ------------------------------------------------------------------ main
 
 const cpu = cpus()[0]?.model.trim() ?? process.arch;
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 console.log(`# CPU SIMD kernels: ${cpu}, ${availableParallelism()} threads, Node ${process.versions.node}`);
-console.log(`builds: ${VARIANTS.join(', ')}; medians of 7; numpy in the same run`);
+console.log(`builds: ${VARIANTS.join(', ')}; medians of 7; numpy in the same run; load average at start ${load()}`);
 
 const np1 = numpy(GEMM_SHAPES, false, 1);
 const npAll = numpy(GEMM_SHAPES, true);
@@ -304,6 +305,7 @@ for (const threads of [1, THREADS]) {
   await rt.dispose();
 }
 const addAnchor = npAll?.add;
+const addAllocAnchor = npAll?.add_alloc;
 const streamed: [string, keyof StreamOps, string, number | undefined][] = [
   ['add 2^24', 'add', '12 B/elem', npAll?.add],
   ['exp 2^24', 'exp', '8 B/elem', npAll?.exp],
@@ -316,10 +318,13 @@ const streamed: [string, keyof StreamOps, string, number | undefined][] = [
 for (const [name, key, bytes, anchor] of streamed) {
   const one = byThreads.get(1)![key];
   const many = byThreads.get(THREADS)![key];
-  streamRows.push([name, bytes, fmt(one), fmt(many), fmt(anchor), ratio(many, anchor), ratio(many, addAnchor)]);
+  streamRows.push([name, bytes, fmt(one), fmt(many), fmt(anchor), ratio(many, anchor), ratio(many, addAnchor), ratio(many, addAllocAnchor)]);
 }
-table(`memory-bound ops (f32, ${VARIANTS[0]}), GB/s`, ['op', 'traffic', '1 thread', `${THREADS} threads`, 'numpy same op', 'vs numpy op', 'vs numpy add'], streamRows);
-if (npAll?.add_alloc) console.log(`\nnumpy add allocating its output (a + b): ${fmt(npAll.add_alloc)} GB/s`);
+table(
+  `memory-bound ops (f32, ${VARIANTS[0]}), GB/s; numpy add ${fmt(addAnchor)} with out=, ${fmt(addAllocAnchor)} as a + b (allocating)`,
+  ['op', 'traffic', '1 thread', `${THREADS} threads`, 'numpy same op', 'vs numpy op', 'vs np.add(out=)', 'vs a + b'],
+  streamRows,
+);
 
 if (THREADS > 1) {
   const one = new SimdRuntime({ threads: 1, variant: VARIANTS[0]! });
@@ -349,3 +354,4 @@ if (THREADS > 1) {
   await one.dispose();
   await many.dispose();
 }
+console.log(`\nload average at the end ${load()}`);

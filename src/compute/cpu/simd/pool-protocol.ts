@@ -36,14 +36,13 @@ export const SLOT = {
   errorLength: 4,
   /** Set by the worker once its module is instantiated: 1 ready, -1 failed (message in the slot). */
   ready: 5,
-  /** JOB_* below. */
+  /** 0 (nothing posted yet), or one of the JOB_* states below. */
   job: 6,
   /** 1 while the worker sleeps in Atomics.wait (the caller wakes only sleepers). */
   sleeping: 7,
 } as const;
 
-/** Job states: nothing posted, posted and unclaimed, claimed by the worker, claimed by the caller. */
-export const JOB_IDLE = 0;
+/** Job states: posted and unclaimed, claimed by the worker, claimed by the caller. */
 export const JOB_POSTED = 1;
 export const JOB_WORKER = 2;
 export const JOB_CALLER = 3;

@@ -42,8 +42,9 @@ export const THRESHOLDS = {
 } as const;
 
 /**
- * How much more work a split needs while the workers sleep: from the bench's wake-up table, a
- * sleeping worker starts ~COLD_WAKE µs after the call, so a split pays once the op is several
- * times that long on one thread.
+ * How much more work a split needs while the workers sleep. The bench measured a sleeping worker
+ * starting 34-64 µs after the call (V8's Atomics.wait wake-up; ~0 while it spins), so a split pays
+ * once the op takes about twice that on one thread: ~100 µs, some 32 times the warm thresholds
+ * (2-4 µs of work).
  */
 export const COLD_FACTOR = 32;

@@ -144,3 +144,11 @@ describe.each(FLOAT_DTYPES)('attention %s', (dtype) => {
   it('head dim 256', () => checkAttention(dtype, { B: 1, Hq: 2, Hkv: 1, Sq: 19, Sk: 80, D: 256 }));
   it('enough work to split across threads', () => checkAttention(dtype, { B: 2, Hq: 4, Hkv: 4, Sq: 128, Sk: 128, D: 64, causal: true }));
 });
+
+describe('limits', () => {
+  it('refuses head dims beyond 256 rather than overrun its scratch', () => {
+    expect(() =>
+      attention(rt, { dtype: 'f32', q: 0, k: 0, v: 0, out: 0, batch: 1, heads: 1, kvHeads: 1, seqQ: 1, seqK: 1, headDim: 257, scale: 1, causal: false }),
+    ).toThrow(RangeError);
+  });
+});

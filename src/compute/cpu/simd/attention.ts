@@ -3,8 +3,9 @@
  * the semantics of `core/attention-params.ts`. Units of 16 query rows of one (batch, head) are
  * split across threads; each row's result does not depend on the split.
  */
-import { DTYPE_CODE } from './codes.js';
+import { MAX_ATTENTION_HEAD_DIM } from '../../core/attention-params.js';
 import type { DType } from '../../core/dtype.js';
+import { DTYPE_CODE } from './codes.js';
 import { ARGS, type SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
 
@@ -37,7 +38,12 @@ export interface SimdAttention {
   causal: boolean;
 }
 
+/**
+ * Runs one attention forward.
+ * @throws RangeError when the head dim exceeds 256 (the kernel's blocks in scratch hold that much).
+ */
 export function attention(rt: SimdRuntime, p: SimdAttention): void {
+  if (p.headDim > MAX_ATTENTION_HEAD_DIM) throw new RangeError(`attention: head dim ${p.headDim} exceeds ${MAX_ATTENTION_HEAD_DIM}`);
   const at = rt.argsAt(ARGS.attention);
   const i32 = rt.i32;
   const fields = [

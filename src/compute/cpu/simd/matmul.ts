@@ -22,7 +22,7 @@ export interface SimdGemm {
   bType: DType;
   out: number;
   outType: DType;
-  /** Added as beta·C; ignored when beta is 0 (as the CPU backend does). */
+  /** Added as beta·C; ignored when beta is 0 (as the CPU backend does). Must not overlap `out`: with K beyond one packed slice, partial sums of an f32 output are kept in `out`. */
   c?: number;
   cType?: DType;
   /** [n], added to every row. */

@@ -14,7 +14,7 @@ import { PLAIN_UNARY_OPS, type ActivationName, type PlainUnaryOp } from './core/
 import { LOG_LEVELS, Logger, type LoggerFunction, type LogLevelSetting } from './core/logger.js';
 import type { MatmulActivation } from './core/matmul-plan.js';
 import { resolvePoolLimit } from './core/pool-limit.js';
-import { checkChoice, checkFlag, checkInteger, checkOptions, describeValue, optionKeys, validateFinite } from './core/validation.js';
+import { checkChoice, checkFlag, checkInteger, checkOptions, describeValue, optionKeys } from './core/validation.js';
 import { attention, type AttentionOptions, type AttentionResult } from './ops/attention.js';
 import { copy, full, tensor, type TensorData } from './ops/creation.js';
 import {
@@ -23,6 +23,7 @@ import {
   cast,
   DEFAULT_LEAKY_SLOPE,
   gelu,
+  leakySlope,
   unary,
   vectorAdd,
   type ActivationGradOptions,
@@ -266,9 +267,9 @@ export class GpuCompute {
 
   // ----------------------------------------------------------- unary ops (the plain ones: PlainUnaryMethods)
 
-  /** x for x > 0, slope·x otherwise (default slope 0.01). */
+  /** x for x > 0, slope·x otherwise (default slope 0.01; the slope is rounded to f32). */
   leakyRelu<D extends DType>(x: Tensor<D>, slope = DEFAULT_LEAKY_SLOPE): Tensor<D> {
-    return unary(this.#session, 'leakyRelu', x, validateFinite('leakyRelu', 'slope', slope));
+    return unary(this.#session, 'leakyRelu', x, leakySlope('leakyRelu', slope));
   }
 
   /** x·Φ(x) (exact, erf) or its tanh approximation with `{ approximate: 'tanh' }`. */

@@ -7,8 +7,7 @@
 import type { DType } from './core/dtype.js';
 import { PLAIN_UNARY_OPS, type ActivationName, type PlainUnaryOp } from './core/elementwise-ops.js';
 import { copy } from './ops/creation.js';
-import { activationGrad, binary, cast, DEFAULT_LEAKY_SLOPE, gelu, unary, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
-import { validateFinite } from './core/validation.js';
+import { activationGrad, binary, cast, DEFAULT_LEAKY_SLOPE, gelu, leakySlope, unary, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
 import { transpose } from './ops/layout.js';
 import { dropout } from './ops/random.js';
 import { reduce, type ReduceOptions } from './ops/reduce.js';
@@ -93,7 +92,7 @@ const methods: Record<string, Method> = {
     return binary(sessionOf(this), 'min', this, other, 'minimum');
   },
   leakyRelu(this: Tensor, slope?: number) {
-    return unary(sessionOf(this), 'leakyRelu', this, validateFinite('leakyRelu', 'slope', slope ?? DEFAULT_LEAKY_SLOPE));
+    return unary(sessionOf(this), 'leakyRelu', this, leakySlope('leakyRelu', slope ?? DEFAULT_LEAKY_SLOPE));
   },
   gelu(this: Tensor, options?: GeluOptions) {
     return gelu(sessionOf(this), this, options);

@@ -37,6 +37,16 @@ export const ACTIVATION_GRAD_OPTIONS = optionKeys<ActivationGradOptions>({ appro
 /** leakyRelu's slope when none is given. */
 export const DEFAULT_LEAKY_SLOPE = 0.01;
 
+/**
+ * leakyRelu's slope as every backend uses it: in f32, the precision the op computes in, so a
+ * slope that rounds to 0 means 0 everywhere (and slope·−∞ is NaN everywhere).
+ */
+export function leakySlope(op: string, slope: unknown): number {
+  const rounded = Math.fround(validateFinite(op, 'slope', slope));
+  if (!Number.isFinite(rounded)) throw new InvalidArgumentError(`${op}: slope ${String(slope)} is beyond the f32 range`);
+  return rounded;
+}
+
 /** out = op(x); `alpha` is leakyRelu's slope. `name` is the public op's name in messages (default `op`). */
 export function unary<D extends DType>(s: Session, op: UnaryOp, x: Tensor<D>, alpha?: number, name: string = op): Tensor<D> {
   if (unaryTakesInt(op)) s.checkTensor(name, x, 'x');
@@ -62,7 +72,7 @@ export function activationGrad<D extends DType>(s: Session, activation: Activati
   // approximate is checked whatever the activation, so a bad value never passes unnoticed.
   const geluForm = geluOp(op, o);
   const gradOp = ACTIVATION_GRAD[name === 'gelu' ? geluForm : name];
-  const slope = validateFinite(op, 'slope', o.slope ?? DEFAULT_LEAKY_SLOPE);
+  const slope = leakySlope(op, o.slope ?? DEFAULT_LEAKY_SLOPE);
   s.checkFloat(op, x, 'x');
   s.checkFloat(op, dy, 'dy');
   if (x.dtype !== dy.dtype) throw dtypeMismatch(op, x.dtype, dy.dtype);

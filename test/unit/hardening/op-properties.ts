@@ -61,7 +61,7 @@ export const UNIT_ROUNDOFF: Record<FloatDType, number> = { f32: 2 ** -24, f16: 2
 /** Norm-wise bound of a backend's elementwise result against the CPU's (f32 arithmetic on the device). */
 const DEVICE_ELEMENTWISE: Record<FloatDType, number> = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 };
 /** Smallest normal of each dtype: a device may flush what is below it to zero. */
-const SMALLEST_NORMAL: Record<FloatDType, number> = { f32: 2 ** -126, f16: 2 ** -14, bf16: 2 ** -126 };
+export const SMALLEST_NORMAL: Record<FloatDType, number> = { f32: 2 ** -126, f16: 2 ** -14, bf16: 2 ** -126 };
 
 /** How a value is stored in `dtype` (f32 rounding first, as every conversion does). */
 export function roundTo(dtype: DType): (v: number) => number {
@@ -82,6 +82,31 @@ export interface TensorSpec {
   shape: number[];
   dtype: DType;
   values: number[];
+}
+
+function isTensorSpec(v: unknown): v is TensorSpec {
+  return typeof v === 'object' && v !== null && Array.isArray((v as TensorSpec).values) && Array.isArray((v as TensorSpec).shape) && typeof (v as TensorSpec).dtype === 'string';
+}
+
+/**
+ * `c` with every subnormal input element flushed to a zero of its sign, as a device that flushes
+ * subnormals reads them; `c` itself when it has none.
+ */
+export function flushSubnormalInputs<C>(c: C): C {
+  let changed = false;
+  const visit = (v: unknown): unknown => {
+    if (isTensorSpec(v)) {
+      if (v.dtype === 'i32') return v;
+      const tiny = SMALLEST_NORMAL[v.dtype];
+      const values = v.values.map((x) => (x !== 0 && Math.abs(x) < tiny ? ((changed = true), x < 0 ? -0 : 0) : x));
+      return { ...v, values };
+    }
+    if (Array.isArray(v)) return v.map(visit);
+    if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, visit(x)]));
+    return v;
+  };
+  const flushed = visit(c) as C;
+  return changed ? flushed : c;
 }
 
 export function make(g: GpuCompute, t: TensorSpec): Tensor {
@@ -183,7 +208,8 @@ const UNARY_REF: Record<string, (x: number, slope: number) => number> = {
   sqrt: Math.sqrt,
   rsqrt: (x) => 1 / Math.sqrt(x),
   relu: (x) => (Number.isNaN(x) ? x : x > 0 ? x : 0),
-  leakyRelu: (x, slope) => (x > 0 ? x : slope * x),
+  // The slope is used in f32 (leakySlope), so one that rounds to 0 is 0 (and 0·−∞ is NaN).
+  leakyRelu: (x, slope) => (x > 0 ? x : Math.fround(slope) * x),
   sigmoid: sigmoidRef,
   tanh: Math.tanh,
   gelu: (x) => x * cdf(x),
@@ -195,7 +221,7 @@ const UNARY_REF: Record<string, (x: number, slope: number) => number> = {
 /** f'(x) of every activation, written from the calculus. */
 const DERIVATIVE_REF: Record<ActivationName | 'geluTanh', (x: number, slope: number) => number> = {
   relu: (x) => (Number.isNaN(x) ? x : x > 0 ? 1 : 0),
-  leakyRelu: (x, slope) => (Number.isNaN(x) ? x : x > 0 ? 1 : slope),
+  leakyRelu: (x, slope) => (Number.isNaN(x) ? x : x > 0 ? 1 : Math.fround(slope)),
   sigmoid: (x) => sigmoidRef(x) * (1 - sigmoidRef(x)),
   tanh: (x) => 1 - Math.tanh(x) ** 2,
   gelu: (x) => cdf(x) + x * phi(x),

@@ -358,7 +358,10 @@ export const SPECS: Readonly<Record<string, MethodSpec>> = {
   },
   leakyRelu: {
     call: (g, f, arg) => g.leakyRelu(arg('x', f.x), 0.1),
-    bad: [invalid('a string slope', (g, f) => g.leakyRelu(f.x, '0.1' as never), /^leakyRelu: slope must be a finite number, got the string "0.1"/)],
+    bad: [
+      invalid('a string slope', (g, f) => g.leakyRelu(f.x, '0.1' as never), /^leakyRelu: slope must be a finite number, got the string "0.1"/),
+      invalid('a slope beyond f32', (g, f) => g.leakyRelu(f.x, 1e39), /^leakyRelu: slope 1e\+39 is beyond the f32 range/),
+    ],
   },
   gelu: { call: (g, f, arg) => g.gelu(arg('x', f.x), arg('options', { approximate: 'tanh' as const })), options: { options: GELU } },
   activationGrad: {

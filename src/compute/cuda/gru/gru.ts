@@ -27,6 +27,7 @@ import type { GruRecurrenceParams } from '../../core/gru-params.js';
 import type { TensorView } from '../../core/view.js';
 import type { OpStateKey } from '../../backend/op-states.js';
 import type { CudaBuffer, CudaContext } from '../cuda-context.js';
+import { isConfigurationFailure } from '../configuration-failure.js';
 import { gruFusedSpec, gruSpec } from './gru-kernels.js';
 import {
   autoPath,
@@ -183,7 +184,13 @@ function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedP
   const { ensemble: E, batch: B, hidden: H } = p;
   const bytes = dtypeSize[p.hN.dtype];
   // The steps path's scratch: gh and a dense ping-pong copy of h for the GEMM.
-  const owned = fused ? [] : [backend.alloc(E * B * 3 * H * bytes), backend.alloc(2 * E * B * H * bytes)];
+  const owned: CudaBuffer[] = [];
+  try {
+    if (!fused) owned.push(backend.alloc(E * B * 3 * H * bytes), backend.alloc(2 * E * B * H * bytes));
+  } catch (err) {
+    for (const b of owned) backend.free(b);
+    throw err;
+  }
   const enqueueAll = fused
     ? () => {
         for (let t = 0; t < p.steps; t++) launchFused(backend, p, fused, t);
@@ -201,6 +208,10 @@ function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedP
         graph.dispose();
       }
     } catch (err) {
+      if (!isConfigurationFailure(err)) {
+        for (const b of owned) backend.free(b);
+        throw err;
+      }
       state.uncapturable.add(key);
       backend.logger?.debug(`gru: graph capture failed, running eagerly (${(err as Error).message})`);
     }

@@ -5,6 +5,7 @@
 import { GpuError } from '../../../errors.js';
 import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../../gpu/autotune.js';
 import type { CudaContext } from '../cuda-context.js';
+import { isConfigurationFailure } from '../configuration-failure.js';
 import { cublasHandle, runCublas } from './cublas.js';
 import { runVariant } from './launch.js';
 import { configName, dynamicSharedBytes } from './matmul-kernels.js';
@@ -62,7 +63,8 @@ export function tuneMatmul(backend: CudaContext, r: Resolved): AutotuneRecord {
       times[name] = ms;
       if (!best || ms < best.ms) best = { name, ms };
     } catch (err) {
-      backend.logger?.debug(`matmul autotune: ${name} skipped: ${err instanceof Error ? err.message : String(err)}`);
+      if (!isConfigurationFailure(err)) throw err;
+      backend.logger?.debug(`matmul autotune: ${name} skipped: ${(err as Error).message}`);
     }
   }
   if (!best) throw new GpuError('UNSUPPORTED', `matmul: no kernel configuration runs for ${key}`);

@@ -136,7 +136,12 @@ function transposedCopy(backend: CudaContext, view: TensorView, batch: number, r
   const buffer = backend.alloc(size * dtypeSize[view.dtype]);
   const src: TensorView = { buffer: view.buffer, dtype: view.dtype, shape: [batch, rows, cols], offset: view.offset, size };
   const dst: TensorView = { buffer, dtype: view.dtype, shape: [batch, cols, rows], offset: 0, size };
-  backend.transpose(src, dst, batch, rows, cols);
+  try {
+    backend.transpose(src, dst, batch, rows, cols);
+  } catch (err) {
+    backend.free(buffer);
+    throw err;
+  }
   return dst;
 }
 

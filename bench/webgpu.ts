@@ -25,7 +25,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import { Logger } from '../src/compute/core/logger.js';
-import type { Backend } from '../src/compute/backend/backend.js';
 import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { createWebGpuBackend, type WebGpuBackend } from '../src/compute/webgpu/webgpu-backend.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
@@ -39,8 +38,7 @@ const prefixes = argv.filter((a) => !a.startsWith('--'));
 const wanted = (key: string) => prefixes.length === 0 || prefixes.some((p) => key.startsWith(p));
 
 const backend = await createWebGpuBackend({ ...(toggles ? { enableToggles: toggles } : {}) });
-const construct = GpuCompute as unknown as new (backend: Backend, skipped: readonly never[], logger: Logger) => GpuCompute;
-const gpu = new construct(backend, [], new Logger(undefined, 'warn'));
+const gpu = GpuCompute.over(backend, new Logger(undefined, 'warn'));
 const cpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
 const adapter = backend.adapterInfo;
 console.log(`adapter: ${adapter.description || adapter.device} (${adapter.vendor}, ${adapter.backendType}${adapter.fallback ? ', software' : ''})`);

@@ -20,7 +20,7 @@ import {
 } from '../../../src/compute/webgpu/webgpu-errors.js';
 import type { WebGpuBuffer } from '../../../src/compute/webgpu/webgpu-memory.js';
 import type { KernelSpec } from '../../../src/compute/webgpu/wgsl.js';
-import { closePair, openPair, skipReason, suite } from './setup.js';
+import { busySide, closePair, openPair, skipReason, suite } from './setup.js';
 
 describe('WebGPU availability (no adapter needed)', () => {
   it('a missing package is a typed error with the install command', async () => {
@@ -172,10 +172,11 @@ describe.skipIf(skipReason)(suite('WebGPU faults'), () => {
     // A microsecond: no device runs a product, copies it out and maps the copy in that time.
     const pair = await openPair({ syncTimeoutMs: 0.001 });
     try {
-      using a = pair.webgpu.randn([256, 256], { seed: 2 });
+      const side = busySide(pair);
+      using a = pair.webgpu.randn([side, side], { seed: 2 });
       using product = pair.webgpu.matmul(a, a);
       expect(() => product.toArraySync()).toThrow(WebGpuTimeoutError);
-      expect((await product.toArray()).length).toBe(256 * 256);
+      expect((await product.toArray()).length).toBe(side * side);
     } finally {
       closePair(pair);
     }

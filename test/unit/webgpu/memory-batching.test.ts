@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutOfMemoryError } from '../../../src/errors.js';
 import { makeView } from '../../../src/compute/core/view.js';
 import { WebGpuCapabilityError } from '../../../src/compute/webgpu/webgpu-errors.js';
-import { closePair, openPair, skipReason, suite, valuesOf, type Pair } from './setup.js';
+import { busySide, closePair, openPair, skipReason, suite, valuesOf, type Pair } from './setup.js';
 
 let pair: Pair;
 beforeAll(async () => {
@@ -82,7 +82,8 @@ describe.skipIf(skipReason)(suite('WebGPU memory pool'), () => {
 
 describe.skipIf(skipReason)(suite('WebGPU reads and synchronisation'), () => {
   it('toArray keeps the event loop free; toArraySync waits; both read the same values', async () => {
-    using a = pair.webgpu.randn([256, 256], { seed: 3 });
+    const side = busySide(pair);
+    using a = pair.webgpu.randn([side, side], { seed: 3 });
     using b = pair.webgpu.matmul(a, a);
     let turned = false;
     setImmediate(() => {

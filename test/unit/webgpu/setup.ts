@@ -43,6 +43,14 @@ export async function openPair(options: WebGpuBackendOptions = {}): Promise<Pair
   return { webgpu: computeOn(backend), cpu, backend };
 }
 
+/**
+ * The side of a square f32 product that keeps the adapter busy for milliseconds: what the timing
+ * tests need in flight, small on a software adapter (lavapipe takes ~50 ms at 256), large on a GPU.
+ */
+export function busySide(pair: Pair): number {
+  return pair.backend.adapterInfo.fallback ? 256 : 4096;
+}
+
 export function closePair(pair: Pair | undefined): void {
   pair?.webgpu.dispose();
   pair?.cpu.dispose();

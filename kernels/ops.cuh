@@ -104,13 +104,14 @@ struct OpGeluGrad {
   }
 };
 struct OpGeluTanhGrad {
-  // d/dx x·σ(v) = σ(v) + x·σ'(v)·v', with v = 2u. Where σ'(v) underflows (|x| past ~10) the second
-  // term is 0, and must not become 0·∞ once x³ overflows f32.
+  // d/dx x·σ(v) = σ(v) + x·σ'(v)·v', with v = 2u. Where σ'(v) underflows for a finite x (|x| past
+  // ~10) the second term is 0, and must not become 0·∞ once x³ overflows f32; at ±∞ it is ∞·0 =
+  // NaN, as on the CPU.
   GC_FN float operator()(float x, float dy, float) const {
     const float v = gc_gelu_tanh_arg(x);
     const float slope = gc_sigmoid_slope(v);
     const float dv = 2.0f * GC_SQRT_2_OVER_PI * (1.0f + 3.0f * GC_GELU_TANH_C * x * x);
-    return dy * (gc_sigmoid(v) + (slope == 0.0f ? 0.0f : x * slope * dv));
+    return dy * (gc_sigmoid(v) + (slope == 0.0f && isfinite(x) ? 0.0f : x * slope * dv));
   }
 };
 struct OpSiluGrad {

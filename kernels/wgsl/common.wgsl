@@ -19,6 +19,10 @@ fn is_nan(x: f32) -> bool {
   return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }
 
+fn is_finite(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u;
+}
+
 // x itself, through an integer op on a uniform the compiler cannot know is zero: products and
 // sums on either side are rounded separately, as on the CPU.
 fn opaque(x: f32) -> f32 {

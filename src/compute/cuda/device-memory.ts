@@ -23,5 +23,6 @@ export function cudaSegmentMemory(context: Context): SegmentMemory<CudaStream> {
       const event = Event.create(context, { timing: false });
       return { record: (stream) => event.record(stream.stream), query: () => event.query(), dispose: () => event.dispose() };
     },
+    broken: () => context.unusable,
   });
 }

@@ -27,7 +27,12 @@ export interface SegmentRuntime<S> {
   memoryInfo(): { free: number; total: number };
   /** A new event without timing. */
   createEvent(): SegmentEvent<S>;
+  /** Whether a fault has left the device unusable (where the runtime tracks it): no work runs any more. */
+  broken?(): boolean;
 }
+
+/** The event of a freed block on a broken device: no work of it can still be pending. */
+const SETTLED: PoolEvent = { isComplete: () => true, dispose: () => {} };
 
 export class SegmentMemory<S> implements PoolDevice<S> {
   readonly #runtime: SegmentRuntime<S>;
@@ -53,6 +58,8 @@ export class SegmentMemory<S> implements PoolDevice<S> {
   }
 
   synchronize(): void {
+    // A broken device runs nothing more, and its memory can still be released.
+    if (this.#runtime.broken?.()) return;
     this.#runtime.synchronize();
   }
 
@@ -61,8 +68,15 @@ export class SegmentMemory<S> implements PoolDevice<S> {
   }
 
   recordEvent(stream: S): PoolEvent {
+    // Freeing must still work after a fault, so the tensors of a broken context can be disposed.
+    if (this.#runtime.broken?.()) return SETTLED;
     const event = this.#idleEvents.pop() ?? this.#runtime.createEvent();
-    event.record(stream);
+    try {
+      event.record(stream);
+    } catch (err) {
+      this.#idleEvents.push(event);
+      throw err;
+    }
     let live = true;
     return {
       isComplete: () => event.query(),

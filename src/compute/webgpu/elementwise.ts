@@ -55,10 +55,10 @@ const GRAD_BODY: Record<ActivationGradOp, string> = {
   sigmoidGrad: 'return dy * sigmoid_slope(x);',
   tanhGrad: 'return dy * (4.0 * sigmoid_slope(2.0 * x));',
   geluGrad: 'return dy * (normal_cdf(x) + x * (INV_SQRT_2PI * exp_acc(-0.5 * x * x)));',
-  // Where σ'(v) underflows the second term is 0, not 0·∞ once x³ overflows (as in kernels/ops.cuh).
+  // Where σ'(v) underflows for a finite x the second term is 0, not 0·∞ once x³ overflows (as in kernels/ops.cuh).
   geluTanhGrad:
     'let v = gelu_tanh_arg(x); let slope = sigmoid_slope(v); let dv = 2.0 * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_TANH_C * x * x); ' +
-    'return dy * (sigmoid(v) + select(x * slope * dv, 0.0, slope == 0.0));',
+    'return dy * (sigmoid(v) + select(x * slope * dv, 0.0, slope == 0.0 && is_finite(x)));',
   siluGrad: 'return dy * (sigmoid(x) + x * sigmoid_slope(x));',
   softplusGrad: 'return dy * sigmoid(x);',
 };

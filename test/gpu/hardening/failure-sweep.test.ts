@@ -19,6 +19,8 @@ for (const registration of BACKENDS) {
         // Pools round sizes up, so the byte-exact poolLimitBytes steps are the CPU test's alone.
         const report = await sweepFailures(c, registration.kind, false);
         expect(report.allocations).toBeGreaterThan(0);
+        // Most injections must land: a run may take a shorter path than the trace now and then.
+        expect(report.missed, 'injections that never fired').toBeLessThanOrEqual((report.allocations + report.calls) / 2);
       });
     }
   });

@@ -35,6 +35,11 @@ export interface RefTools {
 export interface Tolerance {
   relative: number;
   absolute?: number;
+  /**
+   * Partial sums may overflow f32 in one order of summation and not another, so where either
+   * side is ±Infinity or NaN the two need not agree (the finite elements still must).
+   */
+  overflow?: boolean;
 }
 
 export interface OpProperty<C> {
@@ -60,6 +65,8 @@ export type FloatDType = (typeof FLOAT_DTYPES)[number];
 export const UNIT_ROUNDOFF: Record<FloatDType, number> = { f32: 2 ** -24, f16: 2 ** -11, bf16: 2 ** -8 };
 /** Norm-wise bound of a backend's elementwise result against the CPU's (f32 arithmetic on the device). */
 const DEVICE_ELEMENTWISE: Record<FloatDType, number> = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 };
+/** The largest finite f32. */
+const F32_MAX = (2 - 2 ** -23) * 2 ** 127;
 /** Smallest normal of each dtype: a device may flush what is below it to zero. */
 export const SMALLEST_NORMAL: Record<FloatDType, number> = { f32: 2 ** -126, f16: 2 ** -14, bf16: 2 ** -126 };
 
@@ -450,7 +457,11 @@ const reduceProperty: OpProperty<ReduceCase> = {
     // A device sums in f32 (a tree): n·u·Σ|x| at worst, relative to |Σx|.
     const n = c.axis === undefined ? size(c.x.shape) : c.x.shape.at(c.axis)!;
     const sumAbs = c.x.values.reduce((a, v) => a + (Number.isFinite(v) ? Math.abs(v) : 0), 0);
-    return { relative: DEVICE_ELEMENTWISE[dtype], absolute: 2 * n * 2 ** -24 * sumAbs + Math.sqrt(c.x.values.length) * SMALLEST_NORMAL[dtype] };
+    return {
+      relative: DEVICE_ELEMENTWISE[dtype],
+      absolute: 2 * n * 2 ** -24 * sumAbs + Math.sqrt(c.x.values.length) * SMALLEST_NORMAL[dtype],
+      overflow: sumAbs >= F32_MAX,
+    };
   },
 };
 

@@ -186,7 +186,10 @@ function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedP
   // The steps path's scratch: gh and a dense ping-pong copy of h for the GEMM.
   const owned: CudaBuffer[] = [];
   try {
-    if (!fused) owned.push(backend.alloc(E * B * 3 * H * bytes), backend.alloc(2 * E * B * H * bytes));
+    if (!fused) {
+      owned.push(backend.alloc(E * B * 3 * H * bytes));
+      owned.push(backend.alloc(2 * E * B * H * bytes));
+    }
   } catch (err) {
     for (const b of owned) backend.free(b);
     throw err;

@@ -7,9 +7,11 @@ import type { Tensor } from '../tensor/tensor.js';
 import { copy, full } from './creation.js';
 
 /**
- * Options of `gpu.rand`: uniform in [low, high), drawn in f32 and then rounded to the dtype. In f16
- * and bf16 a draw within half a step of `high` rounds to `high` (about 2^-12 of f16 draws and
- * 2^-9 of bf16 draws in [0, 1)); so does an f32 draw when high − low is tiny next to |low|.
+ * Options of `gpu.rand`: uniform in [low, high), as low + (high − low)·u with u in [0, 1) computed
+ * in f32 and then rounded to the dtype, bit for bit the same on every backend. A draw within half
+ * a step of `high` (a step of the dtype there) rounds to `high`: about 2^-12 of f16 draws and 2^-9
+ * of bf16 draws in [0, 1), and in f32 at most a few in 2^24, where the f32 step at `high` is larger
+ * than (high − low)·2^-24 (in [1, 3), say). So the results lie in [low, high].
  */
 export interface RandOptions<D extends DType = DType> {
   /** Philox key; default: the next seed of this GpuCompute's sequence (0, 1, 2, ...). */

@@ -4,7 +4,7 @@
 # Run from the project root on a machine where `.device-pack/` was carried:
 #   bash bench/gpu-session.sh tests|sanitize|checks|bench|all [bench names]   (logs go to $OUT, default ./bench/results)
 # tests: every GPU test and the conformance suite on every present backend, the demo and the example;
-# sanitize: compute-sanitizer over every kernel; checks: both; bench: the benchmarks (all, or those named).
+# sanitize: compute-sanitizer (memcheck, racecheck, synccheck) over every kernel; checks: both; bench: the benchmarks (all, or those named).
 set -uo pipefail
 part=${1:-all}
 out=${OUT:-bench/results}
@@ -39,18 +39,23 @@ tests() {
 }
 
 sanitize() {
-  sanitizer memcheck compute-memcheck test/gpu/compute/exercise-kernels.ts
-  sanitizer racecheck compute-racecheck test/gpu/compute/exercise-kernels.ts --shared-memory-only
-  sanitizer memcheck attention-memcheck test/gpu/attention/sanitize.ts --defaults
-  sanitizer racecheck attention-racecheck test/gpu/attention/sanitize.ts --defaults
-  sanitizer memcheck gru-memcheck test/gpu/gru/sanitize.ts fused steps persistent
-  sanitizer racecheck gru-racecheck test/gpu/gru/sanitize.ts fused steps persistent
-  sanitizer memcheck svd-memcheck test/gpu/svd/sanitize.ts
-  # matmul: every kernel of the configuration sweep, in 12 shards side by side.
-  for i in $(seq 0 11); do
-    compute-sanitizer --tool racecheck --print-limit 20 node --import tsx test/gpu/matmul/sanitize.ts --shard "$i/12" > "$out/sanitizer-matmul-$i.log" 2>&1 &
+  # The drivers side by side (each its own process and log): memcheck, racecheck and synccheck.
+  for tool in memcheck racecheck synccheck; do
+    # racecheck and synccheck look at shared memory and barriers only: the kernels that use them.
+    if [ "$tool" = memcheck ]; then scope=(); else scope=(--shared-memory-only); fi
+    sanitizer $tool compute-$tool test/gpu/compute/exercise-kernels.ts "${scope[@]}" &
+    sanitizer $tool attention-$tool test/gpu/attention/sanitize.ts --defaults &
+    sanitizer $tool gru-$tool test/gpu/gru/sanitize.ts fused steps persistent &
+    sanitizer $tool svd-$tool test/gpu/svd/sanitize.ts &
   done
   wait
+  # matmul: every kernel of the configuration sweep, in 12 shards side by side, for each tool.
+  for tool in memcheck racecheck synccheck; do
+    for i in $(seq 0 11); do
+      compute-sanitizer --tool "$tool" --print-limit 20 node --import tsx test/gpu/matmul/sanitize.ts --shard "$i/12" > "$out/sanitizer-matmul-$tool-$i.log" 2>&1 &
+    done
+    wait
+  done
   tail -n 2 "$out"/sanitizer-matmul-*.log
 }
 

@@ -135,6 +135,13 @@ export function cpuView(bytes: Uint8Array | number, dtype: DType, shape: readonl
   return makeView(buffer, dtype, shape);
 }
 
+/** A JS CPU backend view's storage from its offset, as the JS matmul reads it (f32 values, 16-bit patterns). */
+export function cpuElements(view: TensorView): Float32Array | Int32Array | Uint16Array {
+  const buffer = view.buffer as CpuBuffer;
+  const array = view.dtype === 'f32' ? buffer.f32 : view.dtype === 'i32' ? buffer.i32 : buffer.u16;
+  return array.subarray(view.offset, view.offset + view.size);
+}
+
 /** The bytes of a JS CPU backend view. */
 export function cpuBytes(view: TensorView): Uint8Array {
   const size = dtypeSize[view.dtype];

@@ -5,8 +5,8 @@
  * (elementwise.ts, reduce.ts, ...) split their work into per-thread calls and hand them to
  * {@link SimdRuntime.run}; calls are synchronous.
  *
- * {@link SimdRuntime.shared} is the process's instance (per JS thread). Tests and benchmarks may
- * create others, e.g. one per build.
+ * {@link SimdRuntime.shared} is the process's instance for a thread count (per JS thread), which
+ * the CPU backends share; tests and benchmarks may create others, e.g. one per build.
  */
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError } from '../../../errors.js';
@@ -98,7 +98,11 @@ function createMemory(): { memory: WasmMemory; maxBytes: number } {
   throw new SimdKernelError('(memory)', 0, `cannot reserve a shared WebAssembly memory: ${String(error)}`);
 }
 
-function threadCount(option: number | undefined): number {
+/**
+ * The thread count: `option`, else `GPUCOMPUTE_CPU_THREADS`, else `os.availableParallelism()`.
+ * @throws InvalidArgumentError naming the option or the variable when it is not an integer from 1 to 256.
+ */
+export function threadCount(option?: number): number {
   const env = process.env[THREADS_ENV];
   const value = option ?? (env !== undefined && env !== '' ? Number(env) : availableParallelism());
   if (!Number.isInteger(value) || value < 1 || value > 256) {
@@ -109,7 +113,8 @@ function threadCount(option: number | undefined): number {
   return value;
 }
 
-let sharedRuntime: SimdRuntime | undefined;
+/** The process's runtimes by thread count and build (see {@link SimdRuntime.shared}). */
+const sharedRuntimes = new Map<string, SimdRuntime>();
 
 export class SimdRuntime {
   readonly variant: SimdVariant;
@@ -142,10 +147,20 @@ export class SimdRuntime {
   private i32View = new Int32Array(new SharedArrayBuffer(0));
   private f32View = new Float32Array(new SharedArrayBuffer(0));
 
-  /** The process's runtime (created on first use with the default options). */
-  static shared(): SimdRuntime {
-    sharedRuntime ??= new SimdRuntime();
-    return sharedRuntime;
+  /**
+   * The process's runtime for `threads` threads (default: {@link threadCount}'s) and the default
+   * build, created on first use. Instances of the same count share one memory and one worker pool.
+   */
+  static shared(threads?: number): SimdRuntime {
+    const count = threadCount(threads);
+    const variant = defaultSimdVariant();
+    const key = `${variant}:${count}`;
+    let rt = sharedRuntimes.get(key);
+    if (!rt) {
+      rt = new SimdRuntime({ threads: count, variant });
+      sharedRuntimes.set(key, rt);
+    }
+    return rt;
   }
 
   constructor(options: SimdRuntimeOptions = {}) {
@@ -247,7 +262,7 @@ export class SimdRuntime {
     await this.pool?.terminate();
     this.pool = undefined;
     this.temps.dispose();
-    if (sharedRuntime === this) sharedRuntime = undefined;
+    for (const [key, rt] of sharedRuntimes) if (rt === this) sharedRuntimes.delete(key);
   }
 
   /** Runs one call of `kernel` on this thread only (the path of every op below its threshold). */

@@ -5,7 +5,12 @@
  * there (past 4 GiB) run on the plain TypeScript loops of this folder, which give every op the
  * same meaning (f16/bf16 computed in f32 and rounded on store, the same Philox stream) and stay
  * the reference the GPU results are checked against.
- * Calls run synchronously; streams exist so code written for the GPU runs unchanged.
+ *
+ * Ops on the kernels are queued in order for the worker threads and return at once (small ones
+ * run at once on the calling thread while nothing is queued), as on a GPU stream: a read waits
+ * for the jobs that write its buffer (`read` blocking, `readAsync` keeping the event loop free),
+ * freed memory is reused only after the jobs using it have run, and a kernel's failure surfaces
+ * at the next wait. The backend's streams all share that one queue.
  */
 import { availableParallelism, cpus, freemem, totalmem } from 'node:os';
 import { InvalidArgumentError } from '../../errors.js';
@@ -111,6 +116,7 @@ export class CpuBackend implements Backend {
   private stream: BackendStream = { id: 0 };
   /** The streams this backend made (and its default one): setStream takes no other. */
   private readonly streams = new WeakSet<BackendStream>([this.stream]);
+  readonly #rt: SimdRuntime;
   readonly #memory: CpuMemory;
   readonly #products: ProductEngine;
   readonly #wasm: WasmOps;
@@ -121,6 +127,7 @@ export class CpuBackend implements Backend {
     const rt = SimdRuntime.shared(threads);
     const blas = openBlasEngine(threads, options.logger);
     this.engine = { products: blas?.vendor ?? 'wasm', simd: rt.variant, threads };
+    this.#rt = rt;
     this.#memory = new CpuMemory(rt, options.poolLimitBytes);
     this.#products = new ProductEngine(rt, blas);
     this.#wasm = new WasmOps(rt, this.#products);
@@ -149,7 +156,7 @@ export class CpuBackend implements Backend {
   }
 
   async readAsync(src: BackendBuffer, dst: ArrayBufferView, byteOffset = 0): Promise<void> {
-    // Work is already done when a CPU call returns; only the copy is left.
+    await (src as CpuBuffer).settleAsync();
     this.read(src, dst, byteOffset);
   }
 
@@ -241,7 +248,7 @@ export class CpuBackend implements Backend {
   }
 
   synchronize(): void {
-    // Every CPU call completes before it returns: nothing is ever pending.
+    this.#rt.settle();
   }
 
   createStream(): BackendStream {
@@ -270,6 +277,11 @@ export class CpuBackend implements Backend {
   }
 
   dispose(): void {
+    try {
+      this.#rt.settle();
+    } catch {
+      // A queued kernel failed, and no one is left to read what it wrote.
+    }
     this.#memory.dispose();
   }
 }

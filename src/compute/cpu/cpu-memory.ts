@@ -40,7 +40,9 @@ export class CpuMemory {
     if (byteLength > bufferConstants.MAX_LENGTH) throw this.outOfMemory(byteLength, bufferConstants.MAX_LENGTH);
     let buffer: CpuBuffer;
     try {
-      buffer = new CpuBuffer(byteLength, { memory: this.#rt.memory, block: this.#pool.alloc(byteLength, this.#stream) });
+      // Blocks whose last jobs have run since they were freed go back to the pool first.
+      this.#rt.flush();
+      buffer = new CpuBuffer(byteLength, { runtime: this.#rt, block: this.#pool.alloc(byteLength, this.#stream) });
     } catch (err) {
       if (!(err instanceof OutOfMemoryError)) throw err;
       buffer = this.ownBuffer(byteLength);
@@ -51,8 +53,10 @@ export class CpuMemory {
     return buffer;
   }
 
+  /** Gives a buffer back; its block returns to the pool once the jobs queued so far have run (they may use it). */
   free(buffer: CpuBuffer): void {
-    if (buffer.block) this.#pool.free(buffer.block, this.#stream);
+    const block = buffer.block;
+    if (block) this.#rt.defer(() => this.#pool.free(block, this.#stream));
     this.#inUseBytes -= buffer.byteLength;
     this.#allocations--;
   }
@@ -69,11 +73,13 @@ export class CpuMemory {
 
   /** Hands the pool's cached blocks back to the linear memory's heap (a wasm memory cannot shrink, but other pools reuse them). */
   trim(): void {
+    this.#rt.settle();
     this.#pool.trim();
   }
 
-  /** Releases every block at once (the backend is closing). */
+  /** Releases every block at once (the backend is closing; the queue has been waited for). */
   dispose(): void {
+    this.#rt.flush();
     this.#pool.dispose();
     this.#inUseBytes = 0;
     this.#allocations = 0;

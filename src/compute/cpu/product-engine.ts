@@ -3,7 +3,8 @@
  * found (f32 operands, read and written in place), else the WebAssembly sgemm, which also takes
  * f16/bf16 operands. With a BLAS the epilogue (bias, activation) runs after the product, on the
  * sgemm's own epilogue with no depth (act(0 + 1·out + bias) in place); beta·C goes in through
- * the BLAS call, C copied into the output first.
+ * the BLAS call, C copied into the output first. The BLAS runs on the calling thread, so it
+ * waits for the queued jobs first (they may write its operands).
  */
 import type { Blas } from '../../blas/blas.js';
 import { gemm, type SimdGemm } from './simd/matmul.js';
@@ -39,6 +40,7 @@ export class ProductEngine {
     const ldo = g.ldo ?? n;
     const outBatch = g.outBatchStride ?? m * ldo;
     const withC = g.c !== undefined && g.beta !== 0;
+    this.#rt.settle();
     const memory = this.#rt.f32;
     for (let e = 0; e < batch; e++) {
       const out = g.out / 4 + e * outBatch;

@@ -122,8 +122,9 @@ export function alloc(rt: SimdRuntime, bytes: number): number {
   return at;
 }
 
-/** A copy of `bytes` bytes of `rt`'s memory. */
+/** A copy of `bytes` bytes of `rt`'s memory, once the queued jobs have run. */
 export function get(rt: SimdRuntime, at: number, bytes: number): Uint8Array {
+  rt.settle();
   return rt.u8.slice(at, at + bytes);
 }
 

@@ -8,7 +8,7 @@
 import { dtypeSize, type DType } from '../../core/dtype.js';
 import { DTYPE_CODE } from './codes.js';
 import { gemm, type SimdGemm } from './matmul.js';
-import { ARGS, type SimdRuntime } from './runtime.js';
+import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
 
 /** One layer's recurrence; addresses are byte offsets, strides are elements of `dtype`. */
@@ -77,7 +77,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence, product: (g
       });
       const at = writeStep(rt, p, t, prev, prevE, prevB, ghAt);
       const rows = splitRange(E * B, rt.threads, Math.ceil(rt.threshold('gruElements') / H));
-      rt.run('gru_step', rows.map(([r0, r1], thread) => [at, r0, r1, rt.scratchOf(thread)]));
+      rt.run('gru_step', rows.map(([r0, r1]) => [at, r0, r1]), true);
     }
   } finally {
     rt.freeTemp(gh);
@@ -87,7 +87,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence, product: (g
 /** Writes `gru_params` (gru.c) for step t. */
 function writeStep(rt: SimdRuntime, p: SimdGruRecurrence, t: number, prev: number, prevE: number, prevB: number, gh: number): number {
   const size = dtypeSize[p.dtype];
-  const at = rt.argsAt(ARGS.gru);
+  const at = rt.structArea();
   const ln = p.layerNorm;
   const fields = [
     p.gx + t * p.gxStrides[2] * size,

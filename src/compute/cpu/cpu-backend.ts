@@ -6,11 +6,13 @@
  * same meaning (f16/bf16 computed in f32 and rounded on store, the same Philox stream) and stay
  * the reference the GPU results are checked against.
  *
- * Ops on the kernels are queued in order for the worker threads and return at once (small ones
- * run at once on the calling thread while nothing is queued), as on a GPU stream: a read waits
- * for the jobs that write its buffer (`read` blocking, `readAsync` keeping the event loop free),
- * freed memory is reused only after the jobs using it have run, and a kernel's failure surfaces
- * at the next wait. The backend's streams all share that one queue.
+ * Ops on the kernels run in order, as on a GPU stream: small and moderate ones (up to a few
+ * milliseconds) at once, the calling thread taking part; big ones are queued for the worker
+ * threads and the call returns at once, so the event loop stays free (every op while others are
+ * queued is queued too). A read waits for the jobs that use its buffer (`read` blocking,
+ * `readAsync` keeping the event loop free), host writes to reused memory wait for the jobs
+ * before them, and a kernel's failure surfaces at the next wait. The backend's streams all share
+ * that one queue. Products through the BLAS run on the calling thread once the queue is idle.
  */
 import { availableParallelism, cpus, freemem, totalmem } from 'node:os';
 import { InvalidArgumentError } from '../../errors.js';

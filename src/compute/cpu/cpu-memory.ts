@@ -5,6 +5,12 @@
  * of its own and the ops on it take the JS loops. The limit (`poolLimitBytes`) counts the bytes
  * asked for, as it always has on this backend: the pool's 512-byte rounding and its cache are
  * not charged to the user.
+ *
+ * Reuse is stream-ordered, as in the GPU pools: a freed block goes back to the pool at once even
+ * while queued jobs still use it, since the jobs of a later op run after them. Only the host
+ * could touch it early, so a buffer made from such a block inherits the last job using it
+ * ({@link CpuBuffer.lastUse}), and its views wait for that job. Reusing at once keeps a chain of
+ * ops on a few cache-warm blocks instead of fresh memory per op.
  */
 import { constants as bufferConstants } from 'node:buffer';
 import { freemem, totalmem } from 'node:os';
@@ -23,6 +29,8 @@ export class CpuMemory {
   #inUseBytes = 0;
   #peakBytes = 0;
   #allocations = 0;
+  /** Byte ranges freed while queued jobs still used them, with the last such job, oldest first. */
+  #busy: { start: number; end: number; lastUse: number }[] = [];
 
   constructor(rt: SimdRuntime, limitBytes: number | undefined) {
     this.limitBytes = limitBytes;
@@ -40,9 +48,8 @@ export class CpuMemory {
     if (byteLength > bufferConstants.MAX_LENGTH) throw this.outOfMemory(byteLength, bufferConstants.MAX_LENGTH);
     let buffer: CpuBuffer;
     try {
-      // Blocks whose last jobs have run since they were freed go back to the pool first.
-      this.#rt.flush();
       buffer = new CpuBuffer(byteLength, { runtime: this.#rt, block: this.#pool.alloc(byteLength, this.#stream) });
+      buffer.lastUse = this.busyUntil(buffer.address, buffer.address + byteLength);
     } catch (err) {
       if (!(err instanceof OutOfMemoryError)) throw err;
       buffer = this.ownBuffer(byteLength);
@@ -53,10 +60,13 @@ export class CpuMemory {
     return buffer;
   }
 
-  /** Gives a buffer back; its block returns to the pool once the jobs queued so far have run (they may use it). */
+  /** Gives a buffer back to the pool (see the file comment for blocks queued jobs still use). */
   free(buffer: CpuBuffer): void {
     const block = buffer.block;
-    if (block) this.#rt.defer(() => this.#pool.free(block, this.#stream));
+    if (block) {
+      if (buffer.lastUse > this.#rt.completed) this.#busy.push({ start: buffer.address, end: buffer.address + block.size, lastUse: buffer.lastUse });
+      this.#pool.free(block, this.#stream);
+    }
     this.#inUseBytes -= buffer.byteLength;
     this.#allocations--;
   }
@@ -79,10 +89,21 @@ export class CpuMemory {
 
   /** Releases every block at once (the backend is closing; the queue has been waited for). */
   dispose(): void {
-    this.#rt.flush();
+    this.#busy = [];
     this.#pool.dispose();
     this.#inUseBytes = 0;
     this.#allocations = 0;
+  }
+
+  /** The last queued job still using bytes [start, end) of freed buffers (0: none). */
+  private busyUntil(start: number, end: number): number {
+    const done = this.#rt.completed;
+    let first = 0;
+    while (first < this.#busy.length && this.#busy[first]!.lastUse <= done) first++;
+    if (first > 0) this.#busy.splice(0, first);
+    let last = 0;
+    for (const range of this.#busy) if (range.lastUse > done && range.start < end && start < range.end) last = Math.max(last, range.lastUse);
+    return last;
   }
 
   private ownBuffer(byteLength: number): CpuBuffer {

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors.js';
-import { fill } from '../../../src/compute/cpu/simd/elementwise.js';
+import { fill, fillBits } from '../../../src/compute/cpu/simd/elementwise.js';
 import { SimdKernelError } from '../../../src/compute/cpu/simd/errors.js';
 import { SimdRuntime, THREADS_ENV } from '../../../src/compute/cpu/simd/runtime.js';
 import { SIMD_VARIANT_ENV, defaultSimdVariant, relaxedSimdSupported } from '../../../src/compute/cpu/simd/wasm-module.js';
@@ -25,17 +25,29 @@ const OUT_OF_BOUNDS = 0xfff00000;
 describe('the queue', () => {
   it('returns before a queued job has run; settle waits for it', () => {
     const out = alloc(rt, 64 << 20);
-    fill(rt, 'f32', out, 16 << 20, 3);
+    // No cost given: the op runs in the background (fill() of this size would run with the caller taking part).
+    rt.run('fill', [0, 1, 2].map((p) => [out + p * (16 << 20), 4 << 20, fillBits('f32', 3), 4]));
     expect(rt.idle).toBe(false);
     rt.settle();
     expect(rt.idle).toBe(true);
-    expect(new Float32Array(get(rt, out, 64 << 20).buffer).every((v) => v === 3)).toBe(true);
+    expect(new Float32Array(get(rt, out, 48 << 20).buffer).every((v) => v === 3)).toBe(true);
+  });
+
+  it('runs an op of moderate cost split with the caller taking part, and returns when it is done', () => {
+    const out = alloc(rt, 4 << 20);
+    fill(rt, 'f32', out, 1 << 20, 6);
+    expect(rt.idle).toBe(true);
+    expect(new Float32Array(get(rt, out, 4 << 20).buffer).every((v) => v === 6)).toBe(true);
   });
 
   it('runs jobs in order: each sees what the one before wrote', () => {
-    const out = alloc(rt, 4 << 20);
-    for (let value = 1; value <= 20; value++) fill(rt, 'f32', out, 1 << 20, value);
-    expect(new Float32Array(get(rt, out, 4 << 20).buffer).every((v) => v === 20)).toBe(true);
+    const n = 3 << 18;
+    const x = alloc(rt, n * 4);
+    rt.f32.fill(1.5, x / 4, x / 4 + n);
+    // 21 in-place negations (UNARY_CODE.neg = 0), each split in three parts: -1.5 only if none overlapped.
+    for (let i = 0; i < 21; i++) rt.run('unary', [0, 1, 2].map((p) => [0, 0, x + p * (n / 3) * 4, x + p * (n / 3) * 4, n / 3, 0]));
+    expect(rt.idle).toBe(false);
+    expect(new Float32Array(get(rt, x, n * 4).buffer).every((v) => v === -1.5)).toBe(true);
   });
 
   it('a queued trap surfaces at the next settle as SimdKernelError naming the kernel and the op; later jobs are skipped; the queue works afterwards', () => {

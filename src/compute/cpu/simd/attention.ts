@@ -68,5 +68,5 @@ export function attention(rt: SimdRuntime, p: SimdAttention): void {
   const units = p.batch * p.heads * blocks;
   const unitMacs = 2 * BLOCK_Q * p.seqK * p.headDim;
   const parts = splitRange(units, rt.threads, Math.ceil(rt.threshold('attentionMacs') / Math.max(unitMacs, 1)));
-  rt.run('attention', parts.map(([u0, u1]) => [at, u0, u1]), true);
+  rt.run('attention', parts.map(([u0, u1]) => [at, u0, u1]), true, rt.cost('attentionMacs', units * unitMacs));
 }

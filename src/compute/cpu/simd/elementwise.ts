@@ -39,7 +39,7 @@ export function overElements(
   }
   // Boundaries on 64-byte lines, so threads never write the same cache line.
   const ranges = splitRange(n, rt.threads, minimum, 64 / Math.min(elementBytes, 4));
-  rt.run(kernel, ranges.map(([start, end]) => args(start, end - start)));
+  rt.run(kernel, ranges.map(([start, end]) => args(start, end - start)), false, rt.cost(kind, n * elementBytes));
 }
 
 const scratch = new DataView(new ArrayBuffer(4));

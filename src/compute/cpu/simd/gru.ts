@@ -77,7 +77,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence, product: (g
       });
       const at = writeStep(rt, p, t, prev, prevE, prevB, ghAt);
       const rows = splitRange(E * B, rt.threads, Math.ceil(rt.threshold('gruElements') / H));
-      rt.run('gru_step', rows.map(([r0, r1]) => [at, r0, r1]), true);
+      rt.run('gru_step', rows.map(([r0, r1]) => [at, r0, r1]), true, rt.cost('gruElements', E * B * H));
     }
   } finally {
     rt.freeTemp(gh);

@@ -99,7 +99,8 @@ export function gemm(rt: SimdRuntime, g: SimdGemm): void {
     f32[w + fields.length] = g.alpha;
     f32[w + fields.length + 1] = g.beta;
     i32[w + fields.length + 2] = activationCode(g.activation);
-    rt.run('sgemm', gemmParts(rt, m, n, k, batch).map(([e0, e1, i0, i1, j0, j1]) => [at, e0, e1, i0, i1, j0, j1]), true);
+    const parts = gemmParts(rt, m, n, k, batch).map(([e0, e1, i0, i1, j0, j1]) => [at, e0, e1, i0, i1, j0, j1]);
+    rt.run('sgemm', parts, true, rt.cost('gemmMacs', batch * m * n * Math.max(k, 1)));
   } finally {
     if (acc) rt.freeTemp(acc);
   }

@@ -39,6 +39,10 @@ export const HEADER = {
   dead: 6,
   /** Set by the calling thread to stop every worker (they return and their threads end). */
   stop: 7,
+  /** The job a blocked calling thread waits for (0: none); its completion bumps `wake`. */
+  awaited: 8,
+  /** Where a blocked calling thread sleeps: woken for its job only, not for every one before it. */
+  wake: 9,
 } as const;
 
 const HEADER_BYTES = 64;
@@ -151,8 +155,16 @@ export function workOn(
     if (Atomics.add(ctl, at + JOB.done, 1) === parts - 1) {
       Atomics.store(ctl, HEADER.completed, s);
       Atomics.notify(ctl, HEADER.completed);
+      const awaited = Atomics.load(ctl, HEADER.awaited);
+      if (awaited !== 0 && s >= awaited) wakeCaller(ctl);
     }
   }
+}
+
+/** Wakes a calling thread blocked in a wait (its job completed, or the queue broke). */
+export function wakeCaller(ctl: Int32Array): void {
+  Atomics.add(ctl, HEADER.wake, 1);
+  Atomics.notify(ctl, HEADER.wake);
 }
 
 /** Writes `text` as the failure's message (truncated to fit). */

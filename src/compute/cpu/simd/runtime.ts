@@ -3,11 +3,12 @@
  * maximum) that tensors live in, the kernels instantiated on it for the calling thread, a heap
  * over it for the caching memory pool, per-thread scratch, and the worker pool with its in-order
  * job queue. Kernel families (elementwise.ts, reduce.ts, ...) split their work into per-thread
- * calls and hand them to {@link SimdRuntime.run}, which queues them for the workers and returns
- * (a call of one part runs at once on the calling thread while the queue is empty, and every call
- * does with one thread). Results are there once {@link SimdRuntime.settle} (blocking) or
- * {@link SimdRuntime.settleAsync} returns; {@link SimdRuntime.defer} holds back what must wait
- * for the queued work (freeing memory it uses).
+ * calls and hand them to {@link SimdRuntime.run}: while nothing is queued, a one-part op runs on
+ * the calling thread and a moderate one split with the calling thread taking part, both done
+ * when the call returns; a big op, and every op while others are queued, is queued for the
+ * workers and the call returns at once. Results are there once {@link SimdRuntime.settle}
+ * (blocking) or {@link SimdRuntime.settleAsync} returns. Memory is reused in queue order, as on
+ * a GPU stream: a block freed while queued jobs use it may serve a later job at once.
  *
  * {@link SimdRuntime.shared} is the process's instance for a thread count (per JS thread), which
  * the CPU backends share; tests and benchmarks may create others, e.g. one per build.
@@ -82,6 +83,16 @@ export interface SimdRuntimeOptions {
 const WORKER_STACK_BYTES = 128 * 1024;
 /** Bytes of one job's struct-shaped arguments (see {@link SimdRuntime.structArea}; the largest, sgemm's, takes 128). */
 const STRUCT_BYTES = 256;
+/**
+ * The most work (in threshold units, see {@link SimdRuntime.cost}) an op started on an empty
+ * queue runs with the calling thread taking part: about 1-2 ms on one thread, so a call blocks
+ * the event loop for at most about that over the thread count. Bigger ops run in the background.
+ * Measured on 2 cores (medium products and elementwise chains): queued ops of this size ran
+ * 20-50% slower than with the caller taking part, since waking a worker and handing jobs between
+ * threads costs tens of microseconds each.
+ */
+const BACKGROUND_COST = 4096;
+
 /** The module's initial memory (`--initial-memory` in scripts/build-wasm.sh). */
 const INITIAL_PAGES = 32;
 
@@ -147,8 +158,6 @@ export class SimdRuntime {
   private readonly pool: ThreadPool | undefined;
   private readonly temps: MemoryPool<object>;
   private readonly tempStream = {};
-  /** What waits for the queue: [the last job published when it was deferred, the action], oldest first. */
-  private readonly deferred: [number, () => void][] = [];
   private buffer: SharedArrayBuffer | undefined;
   private u8View = new Uint8Array(new SharedArrayBuffer(0));
   private i32View = new Int32Array(new SharedArrayBuffer(0));
@@ -183,7 +192,8 @@ export class SimdRuntime {
     const instance = new wasm.Instance(module, { env: { memory: this.memory } });
     this.kernels = instance.exports as unknown as KernelExports;
     this.stackTop = this.kernels.__stack_pointer.value as number;
-    this.heap = new WasmHeap(this.memory, this.kernels.__heap_base.value as number, maxBytes);
+    // Ranges released to the heap may go to another pool, whose host writes must not meet queued jobs.
+    this.heap = new WasmHeap(this.memory, this.kernels.__heap_base.value as number, maxBytes, () => this.settle());
     this.scratchBytes = Math.max(this.kernels.gemm_scratch_bytes(), this.kernels.attention_scratch_bytes(), this.kernels.reduce_scratch_bytes());
     this.gemmBlockDepth = this.kernels.gemm_block_depth();
     this.structBase = this.reserve(STRUCT_BYTES * RING);
@@ -224,14 +234,16 @@ export class SimdRuntime {
     return this.structBase + (next % RING) * STRUCT_BYTES;
   }
 
-  /** A temporary block of the runtime's own pool; {@link SimdRuntime.freeTemp} gives it back once the jobs using it have run. */
+  /**
+   * A temporary block of the runtime's own pool, for queued jobs only: the host never touches it,
+   * so {@link SimdRuntime.freeTemp} may give it back while jobs still use it (queue order).
+   */
   temp(bytes: number): PoolBlock {
-    this.flush();
     return this.temps.alloc(bytes, this.tempStream);
   }
 
   freeTemp(block: PoolBlock): void {
-    this.defer(() => this.temps.free(block, this.tempStream));
+    this.temps.free(block, this.tempStream);
   }
 
   /** Views of the whole linear memory, renewed after it grows. */
@@ -260,53 +272,56 @@ export class SimdRuntime {
     return this.pool?.submitted ?? 0;
   }
 
+  /** Number of the last job that has run (0 before any, and always with one thread). */
+  get completed(): number {
+    return this.pool?.completed ?? 0;
+  }
+
   /** Whether every queued job has run. */
   get idle(): boolean {
     return this.pool?.idle ?? true;
   }
 
   /**
+   * An op's work in units of its family's warm threshold (each about 2-4 µs on one thread), as
+   * {@link SimdRuntime.run} takes it: `amount` in the unit of `kind` (bytes, multiply-adds, ...).
+   */
+  cost(kind: keyof SimdThresholds, amount: number): number {
+    return amount / this.thresholds[kind];
+  }
+
+  /**
    * Runs `kernel` once per entry of `parts` (the arguments of each thread's call; with
-   * `scratch`, each call also gets its thread's scratch address as a last argument): queued for
-   * the workers, or, for one part while nothing is queued (and always with one thread), at once
-   * on this thread.
+   * `scratch`, each call also gets its thread's scratch address as a last argument), in queue
+   * order. While nothing is queued: one part runs at once on this thread (always so with one
+   * thread), and an op of up to {@link BACKGROUND_COST} (`cost`, see {@link SimdRuntime.cost})
+   * runs split with this thread taking parts, returning when done; bigger ops, and every op
+   * while others are queued, are queued for the workers and the call returns at once.
    * @throws SimdKernelError when a call run at once fails; a queued one's failure is thrown by the next settle.
    */
-  run(kernel: KernelName, parts: readonly (readonly number[])[], scratch = false): void {
-    if (this.deferred.length > 0) this.flush();
-    if (this.pool && (parts.length > 1 || !this.pool.idle)) {
-      this.pool.submit(KERNEL_INDEX.get(kernel)!, parts, scratch, this.op, this.own, this.ownScratch);
+  run(kernel: KernelName, parts: readonly (readonly number[])[], scratch = false, cost = Infinity): void {
+    const pool = this.pool;
+    if (!pool || (parts.length === 1 && pool.idle)) {
+      for (const args of parts) this.runHere(kernel, scratch ? [...args, this.ownScratch] : args);
       return;
     }
-    for (const args of parts) this.runHere(kernel, scratch ? [...args, this.ownScratch] : args);
+    const eager = cost <= BACKGROUND_COST && pool.idle;
+    const s = pool.submit(KERNEL_INDEX.get(kernel)!, parts, scratch, this.op, this.own, this.ownScratch, eager);
+    if (eager) pool.settle(s, this.own, this.ownScratch, true);
   }
 
   /**
    * Blocks until job `s` (default: every job queued so far) has run, running parts of the queued
-   * jobs on this thread meanwhile, then does what was deferred until then.
+   * jobs the workers leave unclaimed meanwhile.
    * @throws SimdKernelError for a queued kernel that failed, or a worker that exited.
    */
   settle(s = this.submitted): void {
     this.pool?.settle(s, this.own, this.ownScratch);
-    this.flush();
   }
 
   /** {@link SimdRuntime.settle} without blocking the event loop: the workers run the parts. */
   async settleAsync(s = this.submitted): Promise<void> {
     await this.pool?.settleAsync(s);
-    this.flush();
-  }
-
-  /** Runs `action` once every job queued so far has run (at once when none is pending). */
-  defer(action: () => void): void {
-    if (this.idle) action();
-    else this.deferred.push([this.submitted, action]);
-  }
-
-  /** Does what was deferred until jobs that have now run. */
-  flush(): void {
-    const done = this.pool?.completed ?? 0;
-    while (this.deferred.length > 0 && this.deferred[0]![0] <= done) this.deferred.shift()![1]();
   }
 
   /** Waits for the queue, stops the workers and drops the temporaries; the memory goes with the runtime. */
@@ -315,7 +330,6 @@ export class SimdRuntime {
       await this.settleAsync();
     } finally {
       await this.pool?.terminate();
-      this.flush();
       this.temps.dispose();
       for (const [key, rt] of sharedRuntimes) if (rt === this) sharedRuntimes.delete(key);
     }

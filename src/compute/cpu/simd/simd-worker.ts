@@ -10,7 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { workerData } from 'node:worker_threads';
-import { HEADER, PoolLayout, WORKER, workOn, writeMessage, type WorkerData } from './pool-protocol.js';
+import { HEADER, PoolLayout, WORKER, wakeCaller, workOn, writeMessage, type WorkerData } from './pool-protocol.js';
 import { wasm, type WasmGlobal } from './wasm-api.js';
 
 const data = workerData as WorkerData;
@@ -26,6 +26,7 @@ process.on('exit', () => {
   if (stopped) return;
   Atomics.compareExchange(ctl, HEADER.dead, 0, data.index + 1);
   Atomics.notify(ctl, HEADER.completed);
+  wakeCaller(ctl);
 });
 
 let kernels: Kernel[] = [];
@@ -43,9 +44,19 @@ try {
 }
 Atomics.notify(ctl, record + WORKER.ready);
 
-/** Waits until header field `field` reaches `target` or the pool stops; spins for the configured time, then sleeps. */
-function waitFor(field: number, target: number): boolean {
-  const deadline = performance.now() + data.spinMicroseconds / 1000;
+/**
+ * A wait for the job before to complete spins this long before it sleeps. Every part of that job
+ * is running by then (this worker would have taken one otherwise), so the wait ends within a
+ * part's time; a sleeping worker wakes 30-60 µs after the notify, late for every job after.
+ */
+const BARRIER_SPIN_MS = 1;
+
+/**
+ * Waits until header field `field` reaches `target` or the pool stops; spins for `spinMs`, then
+ * sleeps.
+ */
+function waitFor(field: number, target: number, spinMs: number): boolean {
+  const deadline = performance.now() + spinMs;
   for (let i = 0; ; i++) {
     if (Atomics.load(ctl, HEADER.stop) !== 0) return false;
     const value = Atomics.load(ctl, field);
@@ -76,7 +87,7 @@ function fail(message: string): void {
 
 function serve(): void {
   for (let s = data.firstJob; ; s++) {
-    if (!waitFor(HEADER.submitted, s) || !waitFor(HEADER.completed, s - 1)) break;
+    if (!waitFor(HEADER.submitted, s, data.spinMicroseconds / 1000) || !waitFor(HEADER.completed, s - 1, Math.max(BARRIER_SPIN_MS, data.spinMicroseconds / 1000))) break;
     workOn(ctl, args, layout, s, data.index + 1, data.scratch, call, fail);
   }
   stopped = true;

@@ -1,9 +1,9 @@
 /**
  * The calling thread's side of the SIMD job queue (pool-protocol.ts): it publishes jobs and
- * returns at once, and waits for them only when asked: {@link ThreadPool.settle} blocks (and,
- * meanwhile, runs parts itself: a worker that is asleep or descheduled never delays a result),
- * {@link ThreadPool.settleAsync} keeps the event loop free. Workers start with the first job
- * and stay until {@link ThreadPool.terminate}.
+ * returns at once, and waits for them only when asked: {@link ThreadPool.settle} blocks (running
+ * parts the workers leave unclaimed, or, for a job it just published to run at once, taking
+ * parts straight away), {@link ThreadPool.settleAsync} keeps the event loop free. Workers start
+ * with the first job and stay until {@link ThreadPool.terminate}.
  *
  * Failures surface at the next wait as a SimdKernelError naming the kernel and the op it served:
  * a kernel that trapped (the queue then skips the jobs after it until the error is reported), or
@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { SimdKernelError } from './errors.js';
-import { HEADER, JOB, MAX_KERNEL_ARGS, PoolLayout, RING, WORKER, claimTag, readMessage, workOn, writeMessage, type WorkerData } from './pool-protocol.js';
+import { HEADER, JOB, MAX_KERNEL_ARGS, PoolLayout, RING, WORKER, claimTag, readMessage, wakeCaller, workOn, writeMessage, type WorkerData } from './pool-protocol.js';
 import type { WasmMemory, WasmModule } from './wasm-api.js';
 
 /** What the pool needs to start workers. */
@@ -97,10 +97,11 @@ export class ThreadPool {
 
   /**
    * Publishes one job: `kernel` once per entry of `parts` (each its arguments); with `scratch`
-   * every call gets its thread's scratch address appended. `op` names what it serves in errors.
-   * Returns the job's number.
+   * every call gets its thread's scratch address appended. `op` names what it serves in errors;
+   * `helping`: the calling thread takes a part itself (see {@link ThreadPool.settle}). Returns
+   * the job's number.
    */
-  submit(kernel: number, parts: readonly (readonly number[])[], scratch: boolean, op: string, own: PartRunner, ownScratch: number): number {
+  submit(kernel: number, parts: readonly (readonly number[])[], scratch: boolean, op: string, own: PartRunner, ownScratch: number, helping = false): number {
     if (parts.length > this.layout.maxParts) throw new RangeError(`thread pool: ${parts.length} parts (at most ${this.layout.maxParts})`);
     this.start();
     const s = this.reserve(own, ownScratch);
@@ -121,40 +122,57 @@ export class ThreadPool {
     Atomics.store(ctl, at + JOB.claim, claimTag(s));
     this.ops[s % RING] = op;
     Atomics.store(ctl, HEADER.submitted, s);
-    // A futex wake costs this thread microseconds; spinning workers need none.
-    for (let w = 0; w < this.size; w++) {
-      if (Atomics.load(ctl, this.layout.workerInt(w) + WORKER.sleeping) === 1) {
-        Atomics.notify(ctl, HEADER.submitted);
-        break;
-      }
-    }
+    // Wake only as many sleepers as the parts need beyond the spinning workers: a futex wake
+    // costs this thread microseconds, and a worker woken for nothing spins on a core the others need.
+    let sleeping = 0;
+    for (let w = 0; w < this.size; w++) sleeping += Atomics.load(ctl, this.layout.workerInt(w) + WORKER.sleeping);
+    const wanted = parts.length - (helping ? 1 : 0) - (this.size - sleeping);
+    if (wanted > 0 && sleeping > 0) Atomics.notify(ctl, HEADER.submitted, wanted);
     return s;
   }
 
   /**
    * Blocks until job `s` has completed, running parts of the jobs up to it on this thread
-   * through `own` meanwhile.
+   * through `own` meanwhile: at once with `eager`, else those the workers leave unclaimed for a
+   * spin's time (they may be asleep, or descheduled).
    * @throws SimdKernelError for a failed job or an exited worker, once the queue is idle again.
    */
-  settle(s: number, own: PartRunner, ownScratch: number): void {
+  settle(s: number, own: PartRunner, ownScratch: number, eager = false): void {
     const ctl = this.ctl;
-    let spinUntil = performance.now() + this.config.spinMicroseconds / 1000;
-    for (;;) {
-      this.checkHealth();
-      const done = Atomics.load(ctl, HEADER.completed);
-      if (done >= s) break;
-      const next = done + 1;
-      if (Atomics.load(ctl, HEADER.submitted) >= next) {
-        const before = Atomics.load(ctl, this.layout.jobInt(next) + JOB.claim);
-        workOn(ctl, this.args, this.layout, next, 0, ownScratch, own, (message) => writeMessage(this.control, message));
-        if (Atomics.load(ctl, this.layout.jobInt(next) + JOB.claim) !== before) {
-          spinUntil = performance.now() + this.config.spinMicroseconds / 1000;
-          continue;
+    const spin = this.config.spinMicroseconds / 1000;
+    // The job this thread watches, and since when nothing about it has changed.
+    let watched = -1;
+    let watchedClaim = -1;
+    let since = 0;
+    try {
+      for (;;) {
+        this.checkHealth();
+        const wake = Atomics.load(ctl, HEADER.wake);
+        const done = Atomics.load(ctl, HEADER.completed);
+        if (done >= s) break;
+        const next = done + 1;
+        const now = performance.now();
+        if (Atomics.load(ctl, HEADER.submitted) >= next) {
+          const claim = Atomics.load(ctl, this.layout.jobInt(next) + JOB.claim) & 0xffff;
+          if (next !== watched || claim !== watchedClaim) {
+            watched = next;
+            watchedClaim = claim;
+            since = now;
+          }
+          if (claim < Atomics.load(ctl, this.layout.jobInt(next) + JOB.parts) && (eager || now - since > spin)) {
+            // Parts the workers leave unclaimed (asleep, or descheduled) run here; while they
+            // are busy this thread keeps out of their way (a third thread on two cores slows both).
+            workOn(ctl, this.args, this.layout, next, 0, ownScratch, own, (message) => writeMessage(this.control, message));
+            continue;
+          }
         }
+        // Spin while things move, then sleep until the awaited job completes.
+        if (now - since < spin) continue;
+        Atomics.store(ctl, HEADER.awaited, s);
+        if (Atomics.load(ctl, HEADER.completed) < s) Atomics.wait(ctl, HEADER.wake, wake, DEATH_CHECK_MS);
       }
-      // Nothing left to claim: the workers are finishing their parts.
-      if (performance.now() < spinUntil) continue;
-      Atomics.wait(ctl, HEADER.completed, done, DEATH_CHECK_MS);
+    } finally {
+      Atomics.store(ctl, HEADER.awaited, 0);
     }
     this.throwIfFailed();
   }
@@ -165,12 +183,18 @@ export class ThreadPool {
    * @throws SimdKernelError as {@link ThreadPool.settle} does.
    */
   async settleAsync(s: number): Promise<void> {
-    for (;;) {
-      this.checkHealth();
-      const done = Atomics.load(this.ctl, HEADER.completed);
-      if (done >= s) break;
-      const wait = waitAsync(this.ctl, HEADER.completed, done, DEATH_CHECK_MS);
-      if (wait.async) await wait.value;
+    // A pending Atomics.waitAsync does not keep Node's event loop alive; the awaited result must.
+    const hold = setInterval(() => undefined, 2 ** 30);
+    try {
+      for (;;) {
+        this.checkHealth();
+        const done = Atomics.load(this.ctl, HEADER.completed);
+        if (done >= s) break;
+        const wait = waitAsync(this.ctl, HEADER.completed, done, DEATH_CHECK_MS);
+        if (wait.async) await wait.value;
+      }
+    } finally {
+      clearInterval(hold);
     }
     this.throwIfFailed();
   }
@@ -252,6 +276,7 @@ export class ThreadPool {
         if (this.control !== control) return;
         Atomics.compareExchange(this.ctl, HEADER.dead, 0, w + 1);
         Atomics.notify(this.ctl, HEADER.completed);
+        wakeCaller(this.ctl);
       });
       worker.on('error', () => undefined);
       // Idle workers must not keep the process alive; Node stops them at exit.

@@ -54,6 +54,12 @@ export interface CpuBackendOptions {
    * BLAS (default `GPUCOMPUTE_CPU_THREADS`, else `os.availableParallelism()`; 1: no workers).
    */
   threads?: number;
+  /**
+   * Most bytes of tensors kept in the kernels' linear memory (default: all it holds, up to 4 GiB).
+   * That memory never shrinks, so this caps what the process keeps reserved; tensors beyond it
+   * get memory of their own and run on the (much slower) TypeScript loops.
+   */
+  kernelMemoryLimitBytes?: number;
   /** Receives a debug line saying which engines run the ops (the BLAS found, or why none). */
   logger?: Logger;
 }
@@ -130,7 +136,7 @@ export class CpuBackend implements Backend {
     const blas = openBlasEngine(threads, options.logger);
     this.engine = { products: blas?.vendor ?? 'wasm', simd: rt.variant, threads };
     this.#rt = rt;
-    this.#memory = new CpuMemory(rt, options.poolLimitBytes);
+    this.#memory = new CpuMemory(rt, options.poolLimitBytes, options.kernelMemoryLimitBytes);
     this.#products = new ProductEngine(rt, blas);
     this.#wasm = new WasmOps(rt, this.#products);
     options.logger?.debug(`cpu: ${describeEngine(this.engine)}`);

@@ -32,10 +32,11 @@ export class CpuMemory {
   /** Byte ranges freed while queued jobs still used them, with the last such job, oldest first. */
   #busy: { start: number; end: number; lastUse: number }[] = [];
 
-  constructor(rt: SimdRuntime, limitBytes: number | undefined) {
+  /** `kernelLimitBytes` caps the pool's share of the linear memory (in use and cached). */
+  constructor(rt: SimdRuntime, limitBytes: number | undefined, kernelLimitBytes?: number) {
     this.limitBytes = limitBytes;
     this.#rt = rt;
-    this.#pool = rt.createPool();
+    this.#pool = rt.createPool(kernelLimitBytes === undefined ? {} : { limitBytes: kernelLimitBytes });
   }
 
   /**

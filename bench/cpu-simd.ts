@@ -118,6 +118,14 @@ function time(fn: () => void, warmMs = 150, repMs = 30, reps = 7): number {
   return median(samples);
 }
 
+/** `fn` and then a wait for the jobs it queued: an op's time is until its result is there. */
+function settled(rt: SimdRuntime, fn: () => void): () => void {
+  return () => {
+    fn();
+    rt.settle();
+  };
+}
+
 /** n fresh standard normals as f32, written at a new address of `rt`. */
 function randomF32(rt: SimdRuntime, n: number): number {
   const at = Number(rt.heap.allocate(n * 4));
@@ -153,8 +161,8 @@ function gemmRate(rt: SimdRuntime, [m, k, n]: number[]): number {
   const a = randomF32(rt, m! * k!);
   const b = randomF32(rt, k! * n!);
   const out = Number(rt.heap.allocate(m! * n! * 4));
-  const run = () =>
-    gemm(rt, { a, aType: 'f32', b, bType: 'f32', out, outType: 'f32', m: m!, n: n!, k: k!, batch: 1, transA: false, transB: false, alpha: 1, beta: 0, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0 });
+  const run = settled(rt, () =>
+    gemm(rt, { a, aType: 'f32', b, bType: 'f32', out, outType: 'f32', m: m!, n: n!, k: k!, batch: 1, transA: false, transB: false, alpha: 1, beta: 0, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0 }));
   run();
   const f = rt.f32;
   for (let s = 0; s < 16; s++) {
@@ -191,16 +199,19 @@ function streamRates(rt: SimdRuntime): StreamOps {
 
   const same = planBroadcast('add', [N], [N]);
   binary(rt, 'add', 'f32', x, y, out, same);
+  rt.settle();
   for (let k = 0; k < 64; k++) check('add', f[out / 4 + sample(k)] === Math.fround(f[x / 4 + sample(k)]! + f[y / 4 + sample(k)]!));
-  const add = gbps(12 * N, time(() => binary(rt, 'add', 'f32', x, y, out, same)));
+  const add = gbps(12 * N, time(settled(rt, () => binary(rt, 'add', 'f32', x, y, out, same))));
 
   unary(rt, 'exp', 'f32', x, out, N);
+  rt.settle();
   for (let k = 0; k < 64; k++) check('exp', Math.abs(f[out / 4 + sample(k)]! / Math.exp(f[x / 4 + sample(k)]!) - 1) < 1e-6);
-  const exp = gbps(8 * N, time(() => unary(rt, 'exp', 'f32', x, out, N)));
+  const exp = gbps(8 * N, time(settled(rt, () => unary(rt, 'exp', 'f32', x, out, N))));
 
   const rows = 4096;
   const cols = N / rows;
   softmax(rt, 'f32', x, out, rows, cols, false);
+  rt.settle();
   for (const r of [0, 1234, 4095]) {
     let m = -Infinity;
     for (let j = 0; j < cols; j++) m = Math.max(m, f[x / 4 + r * cols + j]!);
@@ -208,27 +219,29 @@ function streamRates(rt: SimdRuntime): StreamOps {
     for (let j = 0; j < cols; j++) s += Math.exp(f[x / 4 + r * cols + j]! - m);
     check('softmax', Math.abs(f[out / 4 + r * cols + 7]! * s / Math.exp(f[x / 4 + r * cols + 7]! - m) - 1) < 1e-5);
   }
-  const sm = gbps(8 * N, time(() => softmax(rt, 'f32', x, out, rows, cols, false)));
+  const sm = gbps(8 * N, time(settled(rt, () => softmax(rt, 'f32', x, out, rows, cols, false))));
 
   layerNorm(rt, 'f32', x, undefined, undefined, out, rows, cols, 1e-5);
+  rt.settle();
   let mean = 0;
   for (let j = 0; j < cols; j++) mean += f[x / 4 + j]!;
   mean /= cols;
   let v = 0;
   for (let j = 0; j < cols; j++) v += (f[x / 4 + j]! - mean) ** 2;
   check('layerNorm', Math.abs(f[out / 4 + 5]! - (f[x / 4 + 5]! - mean) / Math.sqrt(v / cols + 1e-5)) < 1e-5);
-  const ln = gbps(8 * N, time(() => layerNorm(rt, 'f32', x, undefined, undefined, out, rows, cols, 1e-5)));
+  const ln = gbps(8 * N, time(settled(rt, () => layerNorm(rt, 'f32', x, undefined, undefined, out, rows, cols, 1e-5))));
 
   const sums: number[] = [];
   for (const [shape, axis] of [[[N], undefined], [[rows, cols], 1], [[rows, cols], 0]] as const) {
     const { plan } = planReduction(shape, axis, false);
     reduce(rt, 'sum', 'f32', x, out, plan);
+    rt.settle();
     let ref = 0;
     if (axis === undefined) for (let i = 0; i < N; i++) ref += f[x / 4 + i]!;
     else if (axis === 1) for (let j = 0; j < cols; j++) ref += f[x / 4 + j]!;
     else for (let i = 0; i < rows; i++) ref += f[x / 4 + i * cols]!;
     check(`sum axis ${axis}`, Math.abs(f[out / 4]! - Math.fround(ref)) <= 1e-6 * Math.abs(ref) + 1e-6);
-    sums.push(gbps(4 * N, time(() => reduce(rt, 'sum', 'f32', x, out, plan))));
+    sums.push(gbps(4 * N, time(settled(rt, () => reduce(rt, 'sum', 'f32', x, out, plan)))));
   }
   return { add, exp, softmax: sm, layerNorm: ln, sumAll: sums[0]!, sumRows: sums[1]!, sumCols: sums[2]! };
 }
@@ -249,14 +262,15 @@ function wake(rt: SimdRuntime): { warm: number; cold: number; part: number } {
   const exp = 2; // UNARY_CODE.exp
   const one = [[exp, 0, a, out, n, 0]];
   const two = [[exp, 0, a, out, n, 0], [exp, 0, b, out + n * 4, n, 0]];
-  const part = time(() => rt.run('unary', one), 100, 10, 9);
-  const warm = time(() => rt.run('unary', two), 100, 10, 9);
+  const part = time(settled(rt, () => rt.run('unary', one)), 100, 10, 9);
+  const warm = time(settled(rt, () => rt.run('unary', two)), 100, 10, 9);
   const cold: number[] = [];
   for (let i = 0; i < 21; i++) {
     const until = performance.now() + 5;
     while (performance.now() < until);
     const t = performance.now();
     rt.run('unary', two);
+    rt.settle();
     cold.push((performance.now() - t) * 1000);
   }
   return { warm: warm - part, cold: median(cold) - part, part };
@@ -265,8 +279,8 @@ function wake(rt: SimdRuntime): { warm: number; cold: number; part: number } {
 /** µs per call at each size on 1 thread and split over THREADS (workers warm: calls come back to back). */
 function crossover(one: SimdRuntime, many: SimdRuntime, sizes: number[], op: (rt: SimdRuntime, size: number) => () => void): (string | number)[][] {
   return sizes.map((size) => {
-    const t1 = time(op(one, size), 60, 10, 5);
-    const tn = time(op(many, size), 60, 10, 5);
+    const t1 = time(settled(one, op(one, size)), 60, 10, 5);
+    const tn = time(settled(many, op(many, size)), 60, 10, 5);
     return [size, fmt(t1, 2), fmt(tn, 2), `${(t1 / tn).toFixed(2)}x`];
   });
 }

@@ -68,15 +68,16 @@ INLINE void softmax_rows(int dt, const char *x, char *y, size_t cols, size_t r0,
     float s = exp_sum(dt, xr, keep ? (float *)yr : 0, cols, m, r + 1 < r1 ? xr + row_bytes : 0, &next_max);
     size_t j = 0;
     if (log) {
-      float shift = m + wasm_f32x4_extract_lane(v_log(F32(s * TWO_M64)), 0);
-      v128_t sv = F32(shift);
+      /* (x - m) - log(sum), not x - (m + log(sum)): the sum would round away a large m's low bits. */
+      float ls = wasm_f32x4_extract_lane(v_log(F32(s * TWO_M64)), 0);
+      v128_t mv = F32(m), lv = F32(ls);
       for (; j + 8 <= cols; j += 8) {
         f32x8 v = load8(dt, xr + j * es);
-        v.lo = wasm_f32x4_sub(v.lo, sv);
-        v.hi = wasm_f32x4_sub(v.hi, sv);
+        v.lo = wasm_f32x4_sub(wasm_f32x4_sub(v.lo, mv), lv);
+        v.hi = wasm_f32x4_sub(wasm_f32x4_sub(v.hi, mv), lv);
         store8(dt, yr + j * es, v);
       }
-      for (; j < cols; j++) store1(dt, yr, j, load1(dt, xr, j) - shift);
+      for (; j < cols; j++) store1(dt, yr, j, (load1(dt, xr, j) - m) - ls);
     } else if (keep) {
       v128_t inv = F32(1.0f / s);
       float *o = (float *)yr;

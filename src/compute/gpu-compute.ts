@@ -65,10 +65,16 @@ export interface GpuComputeOptions {
   logLevel?: LogLevelSetting;
   /** Cap on pooled device memory in bytes (default: env `GPUCOMPUTE_POOL_LIMIT`, else none). */
   poolLimitBytes?: number;
+  /**
+   * Threads the CPU backend computes on, the calling one included (default: env
+   * `GPUCOMPUTE_CPU_THREADS`, else every core): an integer from 1 to 256, where 1 runs every op on
+   * the calling thread. GPU backends ignore it.
+   */
+  threads?: number;
 }
 
 /** The keys {@link GpuComputeOptions} takes. */
-export const CREATE_OPTIONS = optionKeys<GpuComputeOptions>({ backend: true, device: true, logger: true, logLevel: true, poolLimitBytes: true });
+export const CREATE_OPTIONS = optionKeys<GpuComputeOptions>({ backend: true, device: true, logger: true, logLevel: true, poolLimitBytes: true, threads: true });
 /** The keys {@link DeviceRequirements} takes. */
 export const DEVICE_REQUIREMENTS = optionKeys<DeviceRequirements>({ minMemoryBytes: true, tensorCores: true, platforms: true, fp16: true, bf16: true });
 
@@ -120,12 +126,14 @@ export class GpuCompute {
     if (o.poolLimitBytes !== undefined && (!Number.isSafeInteger(o.poolLimitBytes) || o.poolLimitBytes <= 0)) {
       throw new InvalidArgumentError(`${op}: poolLimitBytes must be a positive integer number of bytes, got ${describeValue(o.poolLimitBytes)}`);
     }
+    const threads = o.threads === undefined ? undefined : checkInteger(op, 'threads', o.threads, 1, 256);
     const logger = new Logger(o.logger, logLevel);
     const poolLimitBytes = resolvePoolLimit(o.poolLimitBytes);
     const { backend, skipped } = await openBackend(requested, {
       device,
       logger,
       ...(poolLimitBytes === undefined ? {} : { poolLimitBytes }),
+      ...(threads === undefined ? {} : { threads }),
     });
     const gpu = new GpuCompute(new Session(backend, logger), skipped);
     if (logger.enabled('info')) {

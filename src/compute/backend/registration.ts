@@ -13,6 +13,8 @@ export interface OpenOptions {
   /** Device ordinal within the backend. */
   device: number;
   poolLimitBytes?: number;
+  /** Threads a host backend computes on (the CPU's `threads` option); device backends ignore it. */
+  threads?: number;
   logger: Logger;
   /**
    * Opening for `backend: 'auto'`: a backend refuses what would serve worse than the ones after

@@ -1,13 +1,21 @@
 /**
- * The CPU backend: every op in plain TypeScript over ArrayBuffers, with the
- * same meaning as the GPU backends (f16/bf16 computed in f32 and rounded on
- * store, the same Philox stream), so it is both the fallback on machines
- * without a GPU and the reference the GPU results are checked against.
- * Calls run synchronously; streams exist so code written for the GPU runs unchanged.
+ * The CPU backend: tensors live in the shared linear memory of the WebAssembly SIMD kernels
+ * (`simd/`), where every op runs on those kernels, split across worker threads above measured
+ * sizes; products go through the machine's BLAS where one is found. Tensors that do not fit
+ * there (past 4 GiB) run on the plain TypeScript loops of this folder, which give every op the
+ * same meaning (f16/bf16 computed in f32 and rounded on store, the same Philox stream) and stay
+ * the reference the GPU results are checked against.
+ *
+ * Ops on the kernels run in order, as on a GPU stream: small and moderate ones (up to a few
+ * milliseconds) at once, the calling thread taking part; big ones are queued for the worker
+ * threads and the call returns at once, so the event loop stays free (every op while others are
+ * queued is queued too). A read waits for the jobs that use its buffer (`read` blocking,
+ * `readAsync` keeping the event loop free), host writes to reused memory wait for the jobs
+ * before them, and a kernel's failure surfaces at the next wait. The backend's streams all share
+ * that one queue. Products through the BLAS run on the calling thread once the queue is idle.
  */
-import { constants as bufferConstants } from 'node:buffer';
 import { availableParallelism, cpus, freemem, totalmem } from 'node:os';
-import { InvalidArgumentError, OutOfMemoryError } from '../../errors.js';
+import { InvalidArgumentError } from '../../errors.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
 import type { Backend, BackendStream, DeviceInfo, PoolStats } from '../backend/backend.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
@@ -21,22 +29,38 @@ import { gruRecurrence } from './gru.js';
 import { Blas } from '../../blas/blas.js';
 import type { Logger } from '../core/logger.js';
 import { blasEnabled, blasMatmul } from './blas-matmul.js';
-import { CpuBuffer } from './cpu-buffer.js';
+import type { CpuBuffer } from './cpu-buffer.js';
+import { CpuMemory } from './cpu-memory.js';
 import { CPU_UNSUPPORTED } from './support.js';
 import { cpuBuffer } from './element-io.js';
 import * as elementwise from './elementwise.js';
 import { layerNorm } from './layer-norm.js';
 import { cpuMatmul, type HostMatmulIO } from './matmul.js';
+import { ProductEngine } from './product-engine.js';
 import { dropout, random } from './random.js';
 import { reduce } from './reduce.js';
+import { SimdRuntime, threadCount } from './simd/runtime.js';
+import { describeEngine, type CpuEngine } from './cpu-engine.js';
 import { softmax } from './softmax.js';
 import { transpose } from './transpose.js';
+import { WasmOps } from './wasm-ops.js';
 
 /** Options of {@link CpuBackend}. */
 export interface CpuBackendOptions {
   /** Refuse allocations that would take the bytes in use above this. */
   poolLimitBytes?: number;
-  /** Receives a debug line saying which engine runs the products (the BLAS found, or why none). */
+  /**
+   * Threads that share big ops, the calling one included, for the WebAssembly kernels and the
+   * BLAS (default `GPUCOMPUTE_CPU_THREADS`, else `os.availableParallelism()`; 1: no workers).
+   */
+  threads?: number;
+  /**
+   * Most bytes of tensors kept in the kernels' linear memory (default: all it holds, up to 4 GiB).
+   * That memory never shrinks, so this caps what the process keeps reserved; tensors beyond it
+   * get memory of their own and run on the (much slower) TypeScript loops.
+   */
+  kernelMemoryLimitBytes?: number;
+  /** Receives a debug line saying which engines run the ops (the BLAS found, or why none). */
   logger?: Logger;
 }
 
@@ -57,12 +81,12 @@ const matmulIO: HostMatmulIO = {
   },
 };
 
-/** The host as a device: its CPU model, logical cores and memory. */
-export function cpuDeviceInfo(): DeviceInfo {
+/** The host as a device: its CPU model, logical cores and memory; `engine` names what computes. */
+export function cpuDeviceInfo(engine?: CpuEngine): DeviceInfo {
   const cores = cpus();
   return {
     backend: 'cpu',
-    platform: `CPU (${process.platform} ${process.arch}, Node ${process.versions.node})`,
+    platform: `CPU (${process.platform} ${process.arch}, Node ${process.versions.node}${engine ? `; ${describeEngine(engine)}` : ''})`,
     deviceName: cores[0]?.model.trim() || `${process.arch} CPU`,
     ordinal: 0,
     totalMemory: totalmem(),
@@ -76,17 +100,17 @@ export function cpuDeviceInfo(): DeviceInfo {
 }
 
 /** The BLAS for the products, or undefined (logged at debug: switched off, or none found). */
-function openBlasEngine(logger: Logger | undefined): Blas | undefined {
+function openBlasEngine(threads: number, logger: Logger | undefined): Blas | undefined {
   if (!blasEnabled()) {
-    logger?.debug('cpu: GPUCOMPUTE_BLAS=0, products on the built-in kernels');
+    logger?.debug('cpu: GPUCOMPUTE_BLAS=0, products on the WebAssembly sgemm');
     return undefined;
   }
   try {
-    const blas = Blas.open();
+    const blas = Blas.open({ threads });
     logger?.debug(`cpu: products through ${blas.vendor} (${blas.path}, ${blas.threads ?? '?'} threads)`);
     return blas;
   } catch (err) {
-    logger?.debug(`cpu: no BLAS, products on the built-in kernels (${err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err)})`);
+    logger?.debug(`cpu: no BLAS, products on the WebAssembly sgemm (${err instanceof Error ? err.message.replace(/\s*\n\s*/g, ' ') : String(err)})`);
     return undefined;
   }
 }
@@ -94,58 +118,40 @@ function openBlasEngine(logger: Logger | undefined): Blas | undefined {
 export class CpuBackend implements Backend {
   readonly kind = 'cpu' as const;
   readonly unsupported = CPU_UNSUPPORTED;
-  private readonly limitBytes: number | undefined;
-  private inUseBytes = 0;
-  private peakBytes = 0;
-  private liveAllocations = 0;
+  /** What computes here: the products' engine, the WebAssembly build and the thread count. */
+  readonly engine: CpuEngine;
   private nextStreamId = 1;
   private stream: BackendStream = { id: 0 };
   /** The streams this backend made (and its default one): setStream takes no other. */
   private readonly streams = new WeakSet<BackendStream>([this.stream]);
+  readonly #rt: SimdRuntime;
+  readonly #memory: CpuMemory;
+  readonly #products: ProductEngine;
+  readonly #wasm: WasmOps;
 
-  /** The machine's BLAS, which runs the products; undefined without one (or with GPUCOMPUTE_BLAS=0). */
-  readonly #blas: Blas | undefined;
-
+  /** @throws InvalidArgumentError for a thread count (option or `GPUCOMPUTE_CPU_THREADS`) that is not an integer from 1 to 256. */
   constructor(options: CpuBackendOptions = {}) {
-    this.limitBytes = options.poolLimitBytes;
-    this.#blas = openBlasEngine(options.logger);
+    const threads = threadCount(options.threads);
+    const rt = SimdRuntime.shared(threads);
+    const blas = openBlasEngine(threads, options.logger);
+    this.engine = { products: blas?.vendor ?? 'wasm', simd: rt.variant, threads };
+    this.#rt = rt;
+    this.#memory = new CpuMemory(rt, options.poolLimitBytes, options.kernelMemoryLimitBytes);
+    this.#products = new ProductEngine(rt, blas);
+    this.#wasm = new WasmOps(rt, this.#products);
+    options.logger?.debug(`cpu: ${describeEngine(this.engine)}`);
   }
 
   info(): DeviceInfo {
-    return cpuDeviceInfo();
+    return cpuDeviceInfo(this.engine);
   }
 
   alloc(byteLength: number): BackendBuffer {
-    if (this.limitBytes !== undefined && this.inUseBytes + byteLength > this.limitBytes) throw this.outOfMemory(byteLength, this.limitBytes);
-    // One buffer is one Uint8Array, so the engine's typed-array limit (2^32 bytes on Node 20) caps it.
-    if (byteLength > bufferConstants.MAX_LENGTH) throw this.outOfMemory(byteLength, bufferConstants.MAX_LENGTH);
-    let buffer: CpuBuffer;
-    try {
-      buffer = new CpuBuffer(byteLength);
-    } catch (err) {
-      // The engine could not reserve the memory ("Array buffer allocation failed").
-      if (err instanceof RangeError) throw this.outOfMemory(byteLength, this.limitBytes);
-      throw err;
-    }
-    this.inUseBytes += byteLength;
-    this.peakBytes = Math.max(this.peakBytes, this.inUseBytes);
-    this.liveAllocations++;
-    return buffer;
-  }
-
-  private outOfMemory(requestedBytes: number, limitBytes: number | undefined): OutOfMemoryError {
-    return new OutOfMemoryError({
-      requestedBytes,
-      inUseBytes: this.inUseBytes,
-      ...(limitBytes === undefined ? {} : { limitBytes }),
-      deviceFreeBytes: freemem(),
-      deviceTotalBytes: totalmem(),
-    });
+    return this.#memory.alloc(byteLength);
   }
 
   free(buffer: BackendBuffer): void {
-    this.inUseBytes -= buffer.byteLength;
-    this.liveAllocations--;
+    this.#memory.free(buffer as CpuBuffer);
   }
 
   write(dst: BackendBuffer, src: ArrayBufferView, byteOffset = 0): void {
@@ -158,44 +164,54 @@ export class CpuBackend implements Backend {
   }
 
   async readAsync(src: BackendBuffer, dst: ArrayBufferView, byteOffset = 0): Promise<void> {
-    // Work is already done when a CPU call returns; only the copy is left.
+    await (src as CpuBuffer).settleAsync();
     this.read(src, dst, byteOffset);
   }
 
   copy(dst: TensorView, src: TensorView): void {
-    elementwise.copy(dst, src);
+    if (this.#wasm.holds(dst, src)) this.#wasm.copy(dst, src);
+    else elementwise.copy(dst, src);
   }
 
   fill(out: TensorView, value: number): void {
-    elementwise.fill(out, value);
+    if (this.#wasm.holds(out)) this.#wasm.fill(out, value);
+    else elementwise.fill(out, value);
   }
 
   random(out: TensorView, kind: 'uniform' | 'normal', seed: number, a: number, b: number): void {
-    random(out, kind, seed, a, b);
+    // Normals stay on the JS loop: its Box–Muller (Math.log/cos/sin) is the stream's definition.
+    if (kind === 'uniform' && this.#wasm.holds(out)) this.#wasm.randomUniform(out, seed, a, b);
+    else random(out, kind, seed, a, b);
   }
 
   cast(x: TensorView, out: TensorView): void {
-    elementwise.cast(x, out);
+    if (this.#wasm.holds(x, out)) this.#wasm.cast(x, out);
+    else elementwise.cast(x, out);
   }
 
   unary(op: UnaryOp, x: TensorView, out: TensorView, alpha?: number): void {
-    elementwise.unary(op, x, out, alpha);
+    if (this.#wasm.holds(x, out)) this.#wasm.unary(op, x, out, alpha);
+    else elementwise.unary(op, x, out, alpha);
   }
 
   activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha?: number): void {
-    elementwise.activationGrad(op, x, dy, out, alpha);
+    if (this.#wasm.holds(x, dy, out)) this.#wasm.activationGrad(op, x, dy, out, alpha);
+    else elementwise.activationGrad(op, x, dy, out, alpha);
   }
 
   binary(op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
-    elementwise.binary(op, a, b, out, plan);
+    if (this.#wasm.holds(a, b, out)) this.#wasm.binary(op, a, b, out, plan);
+    else elementwise.binary(op, a, b, out, plan);
   }
 
   reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
-    reduce(op, x, out, plan);
+    if (this.#wasm.holds(x, out)) this.#wasm.reduce(op, x, out, plan);
+    else reduce(op, x, out, plan);
   }
 
   softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
-    softmax(x, out, rows, cols, log);
+    if (this.#wasm.holds(x, out)) this.#wasm.softmax(x, out, rows, cols, log);
+    else softmax(x, out, rows, cols, log);
   }
 
   layerNorm(
@@ -207,32 +223,40 @@ export class CpuBackend implements Backend {
     cols: number,
     eps: number,
   ): void {
-    layerNorm(x, gamma, beta, out, rows, cols, eps);
+    if (this.#wasm.holds(x, gamma, beta, out)) this.#wasm.layerNorm(x, gamma, beta, out, rows, cols, eps);
+    else layerNorm(x, gamma, beta, out, rows, cols, eps);
   }
 
   transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
-    transpose(x, out, batch, rows, cols);
+    if (this.#wasm.holds(x, out)) this.#wasm.transpose(x, out, batch, rows, cols);
+    else transpose(x, out, batch, rows, cols);
   }
 
   dropout(x: TensorView, out: TensorView, p: number, seed: number): void {
-    dropout(x, out, p, seed);
+    if (this.#wasm.holds(x, out)) this.#wasm.dropout(x, out, p, seed);
+    else dropout(x, out, p, seed);
   }
 
   matmul(params: MatmulParams): void {
-    if (this.#blas) blasMatmul(this.#blas, params);
+    if (this.#wasm.holds(params.a, params.b, params.out, params.c, params.bias)) this.#wasm.matmul(params);
+    else if (this.#products.blas) blasMatmul(this.#products.blas, params);
     else cpuMatmul(params, matmulIO);
   }
 
   attention(params: AttentionParams): void {
-    attention(params);
+    if (this.#wasm.holds(params.q, params.k, params.v, params.out, params.lse, params.keyLengths)) this.#wasm.attention(params);
+    else attention(params);
   }
 
   gruRecurrence(params: GruRecurrenceParams): void {
-    gruRecurrence(params, (product) => this.matmul(product));
+    const p = params;
+    const ln = p.layerNorm;
+    if (this.#wasm.holdsGru(p.hidden) && this.#wasm.holds(p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, ln?.gamma, ln?.beta)) this.#wasm.gruRecurrence(p);
+    else gruRecurrence(p, (product) => this.matmul(product));
   }
 
   synchronize(): void {
-    // Every CPU call completes before it returns: nothing is ever pending.
+    this.#rt.settle();
   }
 
   createStream(): BackendStream {
@@ -253,22 +277,19 @@ export class CpuBackend implements Backend {
   }
 
   memoryStats(): PoolStats {
-    return {
-      inUseBytes: this.inUseBytes,
-      // Freed ArrayBuffers go back to the JS heap, so the CPU backend never caches.
-      cachedBytes: 0,
-      peakBytes: this.peakBytes,
-      allocations: this.liveAllocations,
-      ...(this.limitBytes !== undefined ? { limitBytes: this.limitBytes } : {}),
-    };
+    return this.#memory.stats();
   }
 
   trim(): void {
-    // Nothing is cached (see memoryStats), so there is nothing to release.
+    this.#memory.trim();
   }
 
   dispose(): void {
-    this.inUseBytes = 0;
-    this.liveAllocations = 0;
+    try {
+      this.#rt.settle();
+    } catch {
+      // A queued kernel failed, and no one is left to read what it wrote.
+    }
+    this.#memory.dispose();
   }
 }

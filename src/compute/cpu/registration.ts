@@ -4,6 +4,9 @@ import { BackendUnavailableError, plural, type BackendProbe, type BackendRegistr
 import { probeBlas, type BlasProbe } from '../../blas/probe.js';
 import { blasEnabled } from './blas-matmul.js';
 import { CpuBackend, cpuDeviceInfo } from './cpu-backend.js';
+import { describeEngine, type CpuEngine } from './cpu-engine.js';
+import { threadCount } from './simd/runtime.js';
+import { defaultSimdVariant } from './simd/wasm-module.js';
 import { CPU_UNSUPPORTED } from './support.js';
 import { bytes } from '../core/units.js';
 
@@ -18,10 +21,24 @@ export interface CpuProbe extends BackendProbe {
   memoryFree: number;
   /** The BLAS that runs the products (GPUCOMPUTE_BLAS=0 switches it off). */
   blas: BlasProbe & { enabled: boolean };
+  /**
+   * What computes with the default options (the environment's thread count and build); null when
+   * the environment sets one the backend refuses (`engineError` says which).
+   */
+  engine: CpuEngine | null;
+  engineError: string | null;
 }
 
 /** The CPU: its model, cores and memory. */
 export function probeCpu(): CpuProbe {
+  const blas = { ...probeBlas(), enabled: blasEnabled() };
+  let engine: CpuEngine | null = null;
+  let engineError: string | null = null;
+  try {
+    engine = { products: blas.enabled && blas.vendor ? blas.vendor : 'wasm', simd: defaultSimdVariant(), threads: threadCount() };
+  } catch (err) {
+    engineError = err instanceof Error ? err.message : String(err);
+  }
   return {
     available: true,
     reason: null,
@@ -29,7 +46,9 @@ export function probeCpu(): CpuProbe {
     cores: availableParallelism(),
     memoryTotal: totalmem(),
     memoryFree: freemem(),
-    blas: { ...probeBlas(), enabled: blasEnabled() },
+    blas,
+    engine,
+    engineError,
   };
 }
 
@@ -41,16 +60,16 @@ export const cpuRegistration: BackendRegistration<'cpu', CpuProbe> = {
   probe: async () => ({ backend: probeCpu(), devices: [{ info: cpuDeviceInfo() }] }),
   describe: (cpu) => ({
     summary: `${plural(cpu.cores, 'core')}, ${cpu.model}, ${bytes(cpu.memoryTotal)} memory (${bytes(cpu.memoryFree)} free)`,
-    details: [blasLine(cpu.blas)],
+    details: [cpu.engine ? `computes with ${describeEngine(cpu.engine)}` : `cannot open: ${cpu.engineError}`, blasLine(cpu.blas)],
   }),
-  async open({ device, poolLimitBytes, logger }) {
+  async open({ device, poolLimitBytes, threads, logger }) {
     if (device !== 0) throw new BackendUnavailableError('cpu', `the CPU backend has one device (0), not device ${device}`);
-    return new CpuBackend({ logger, ...(poolLimitBytes === undefined ? {} : { poolLimitBytes }) });
+    return new CpuBackend({ logger, ...(poolLimitBytes === undefined ? {} : { poolLimitBytes }), ...(threads === undefined ? {} : { threads }) });
   },
 };
 
 function blasLine(blas: CpuProbe['blas']): string {
-  if (!blas.found) return `products on the built-in kernels: ${blas.reason ?? 'no BLAS'} (set GPUCOMPUTE_LIBBLAS to a library's path)`;
+  if (!blas.found) return `products on the WebAssembly sgemm: ${blas.reason ?? 'no BLAS'} (set GPUCOMPUTE_LIBBLAS to a library's path)`;
   const what = `${blas.vendor}${blas.version ? ` ${blas.version}` : ''} from ${blas.path}`;
   return blas.enabled ? `products through ${what}, ${blas.threads ?? '?'} threads` : `BLAS ${what} switched off (GPUCOMPUTE_BLAS=0)`;
 }

@@ -123,6 +123,8 @@ export function fakeReport(): InfoReport {
           reason: null,
           enabled: true,
         },
+        engine: { products: 'openblas', simd: 'relaxed-simd', threads: 16 },
+        engineError: null,
       },
     },
     devices: [fakeH100()],

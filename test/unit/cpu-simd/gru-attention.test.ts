@@ -8,9 +8,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { dtypeSize, type DType } from '../../../src/compute/core/dtype.js';
 import { attention as jsAttention } from '../../../src/compute/cpu/attention.js';
 import { gruRecurrence as jsGru } from '../../../src/compute/cpu/gru.js';
+import { cpuMatmul } from '../../../src/compute/cpu/matmul.js';
 import { attention } from '../../../src/compute/cpu/simd/attention.js';
 import { gruRecurrence } from '../../../src/compute/cpu/simd/gru.js';
-import { FLOAT_DTYPES, MANY_THREADS, TOLERANCE, alloc, cpuBytes, cpuView, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
+import { FLOAT_DTYPES, MANY_THREADS, TOLERANCE, alloc, cpuBytes, cpuElements, cpuView, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
 
 const rt = runtime(MANY_THREADS);
 afterAll(() => rt.dispose());
@@ -81,7 +82,7 @@ function checkGru(dtype: 'f32' | 'f16' | 'bf16', c: GruCase): void {
     hidden: H,
     precision: 'highest',
     path: 'auto',
-  });
+  }, (product) => cpuMatmul(product, { elements: cpuElements }));
   const label = `${JSON.stringify(c)} seed ${seed}`;
   expect(relError(decode(get(rt, hSeq, E * B * slots * H * size), dtype), decode(cpuBytes(refSeq), dtype)), label).toBeLessThanOrEqual(GRU_BOUND[dtype]);
   expect(relError(decode(get(rt, hN, E * B * H * size), dtype), decode(cpuBytes(refN), dtype)), label).toBeLessThanOrEqual(GRU_BOUND[dtype]);

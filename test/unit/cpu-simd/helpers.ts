@@ -122,8 +122,9 @@ export function alloc(rt: SimdRuntime, bytes: number): number {
   return at;
 }
 
-/** A copy of `bytes` bytes of `rt`'s memory. */
+/** A copy of `bytes` bytes of `rt`'s memory, once the queued jobs have run. */
 export function get(rt: SimdRuntime, at: number, bytes: number): Uint8Array {
+  rt.settle();
   return rt.u8.slice(at, at + bytes);
 }
 
@@ -133,6 +134,13 @@ export function cpuView(bytes: Uint8Array | number, dtype: DType, shape: readonl
   const buffer = new CpuBuffer(length);
   if (typeof bytes !== 'number') buffer.bytes.set(bytes);
   return makeView(buffer, dtype, shape);
+}
+
+/** A JS CPU backend view's storage from its offset, as the JS matmul reads it (f32 values, 16-bit patterns). */
+export function cpuElements(view: TensorView): Float32Array | Int32Array | Uint16Array {
+  const buffer = view.buffer as CpuBuffer;
+  const array = view.dtype === 'f32' ? buffer.f32 : view.dtype === 'i32' ? buffer.i32 : buffer.u16;
+  return array.subarray(view.offset, view.offset + view.size);
 }
 
 /** The bytes of a JS CPU backend view. */

@@ -1,6 +1,7 @@
 /**
- * The worker pool's contract: a kernel that traps, on a worker or on the calling thread, becomes a
- * SimdKernelError naming the kernel and the thread, and the pool works afterwards; the thread count
+ * The worker pool's contract: jobs are queued in order and settle waits for them; a kernel that
+ * traps, queued or run at once, becomes a SimdKernelError naming the kernel, the thread and the
+ * op, and the pool works afterwards; a worker that exits fails the wait; the thread count
  * comes from the option or GPUCOMPUTE_CPU_THREADS; a process that used workers exits by itself
  * (spinning or asleep), and a fresh process on this Node loads the relaxed build and runs it on
  * its workers (Node 20 needs V8's flag, set at load time).
@@ -9,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors.js';
-import { fill } from '../../../src/compute/cpu/simd/elementwise.js';
+import { fill, fillBits } from '../../../src/compute/cpu/simd/elementwise.js';
 import { SimdKernelError } from '../../../src/compute/cpu/simd/errors.js';
 import { SimdRuntime, THREADS_ENV } from '../../../src/compute/cpu/simd/runtime.js';
 import { SIMD_VARIANT_ENV, defaultSimdVariant, relaxedSimdSupported } from '../../../src/compute/cpu/simd/wasm-module.js';
@@ -21,61 +22,111 @@ afterAll(() => rt.dispose());
 /** Beyond the memory's current end: any access traps. */
 const OUT_OF_BOUNDS = 0xfff00000;
 
-describe('errors', () => {
-  it('a trap on a worker becomes SimdKernelError and the pool keeps working', () => {
-    // The caller's own share is long, so the worker claims the trapping part before the caller
-    // could take it back (a few tries, for a machine busy enough to deschedule the worker).
-    const long = alloc(rt, 16 << 20);
-    const ok = alloc(rt, 64);
-    const errors: SimdKernelError[] = [];
-    for (let attempt = 0; attempt < 20 && !errors.some((e) => e.thread === 1); attempt++) {
-      try {
-        rt.run('fill', [[long, 4 << 20, 7, 4], [OUT_OF_BOUNDS, 1 << 16, 0, 4], [ok, 4, 7, 4]]);
-      } catch (error) {
-        errors.push(error as SimdKernelError);
-      }
-    }
-    expect(errors.every((e) => e instanceof SimdKernelError && e.kernel === 'fill' && e.code === 'SIMD_KERNEL_FAILED')).toBe(true);
-    const fromWorker = errors.find((e) => e.thread === 1)!;
-    expect(fromWorker).toBeDefined();
-    expect(fromWorker.message).toMatch(/worker 1: .*out of bounds/);
-    for (let i = 0; i < 3; i++) {
-      const out = alloc(rt, 3 << 20);
-      fill(rt, 'f32', out, 3 << 18, 2.5);
-      expect(new Float32Array(get(rt, out, 3 << 20).buffer).every((v) => v === 2.5)).toBe(true);
-    }
+describe('the queue', () => {
+  it('returns before a queued job has run; settle waits for it', () => {
+    const out = alloc(rt, 64 << 20);
+    // No cost given: the op runs in the background (fill() of this size would run with the caller taking part).
+    rt.run('fill', [0, 1, 2].map((p) => [out + p * (16 << 20), 4 << 20, fillBits('f32', 3), 4]));
+    expect(rt.idle).toBe(false);
+    rt.settle();
+    expect(rt.idle).toBe(true);
+    expect(new Float32Array(get(rt, out, 48 << 20).buffer).every((v) => v === 3)).toBe(true);
   });
 
-  it('a part no worker has claimed runs on the calling thread', () => {
-    // With workers asleep, the caller finishes first and takes the other parts back.
-    const out = alloc(rt, 64);
-    const started = performance.now();
-    while (performance.now() - started < 5);
-    rt.run('fill', [[out, 4, 1, 4], [out + 16, 4, 2, 4], [out + 32, 4, 3, 4]]);
-    expect(Array.from(new Int32Array(get(rt, out, 48).buffer))).toEqual([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+  it('runs an op of moderate cost split with the caller taking part, and returns when it is done', () => {
+    const out = alloc(rt, 4 << 20);
+    fill(rt, 'f32', out, 1 << 20, 6);
+    expect(rt.idle).toBe(true);
+    expect(new Float32Array(get(rt, out, 4 << 20).buffer).every((v) => v === 6)).toBe(true);
   });
 
-  it('a trap on the calling thread is reported as thread 0, after the workers finished', () => {
+  it('runs jobs in order: each sees what the one before wrote', () => {
+    const n = 3 << 18;
+    const x = alloc(rt, n * 4);
+    rt.f32.fill(1.5, x / 4, x / 4 + n);
+    // 21 in-place negations (UNARY_CODE.neg = 0), each split in three parts: -1.5 only if none overlapped.
+    for (let i = 0; i < 21; i++) rt.run('unary', [0, 1, 2].map((p) => [0, 0, x + p * (n / 3) * 4, x + p * (n / 3) * 4, n / 3, 0]));
+    expect(rt.idle).toBe(false);
+    expect(new Float32Array(get(rt, x, n * 4).buffer).every((v) => v === -1.5)).toBe(true);
+  });
+
+  it('a queued trap surfaces at the next settle as SimdKernelError naming the kernel and the op; later jobs are skipped; the queue works afterwards', () => {
     const ok = alloc(rt, 64);
-    expect(() => rt.run('fill', [[OUT_OF_BOUNDS, 1 << 16, 0, 4], [ok, 4, 9, 4]])).toThrow(expect.objectContaining({ thread: 0, kernel: 'fill' }));
-    expect(() => rt.run('fill', [[OUT_OF_BOUNDS, 1 << 16, 0, 4]])).toThrow(SimdKernelError);
-    rt.run('fill', [[ok, 4, 9, 4], [ok + 16, 4, 9, 4]]);
-    expect(new Int32Array(get(rt, ok, 32).buffer).every((v) => v === 9)).toBe(true);
+    const after = alloc(rt, 64);
+    rt.op = 'binary';
+    rt.run('fill', [[OUT_OF_BOUNDS, 1 << 16, 0, 4], [ok, 4, 7, 4]]);
+    rt.op = 'fill';
+    rt.run('fill', [[after, 4, 5, 4], [after + 16, 4, 5, 4]]);
+    let error: unknown;
+    try {
+      rt.settle();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(SimdKernelError);
+    expect(error).toMatchObject({ kernel: 'fill', op: 'binary', code: 'SIMD_KERNEL_FAILED' });
+    expect((error as Error).message).toMatch(/fill \(queued by binary\) failed on (the calling thread|worker \d): .*out of bounds/);
+    expect(new Int32Array(get(rt, after, 32).buffer).every((v) => v === 5)).toBe(false);
+    rt.run('fill', [[after, 4, 9, 4], [after + 16, 4, 9, 4]]);
+    expect(new Int32Array(get(rt, after, 32).buffer).every((v) => v === 9)).toBe(true);
+  });
+
+  it('settleAsync rejects the same way', async () => {
+    rt.op = 'softmax';
+    rt.run('fill', [[OUT_OF_BOUNDS, 1 << 16, 0, 4], [OUT_OF_BOUNDS, 1 << 16, 0, 4]]);
+    await expect(rt.settleAsync()).rejects.toMatchObject({ kernel: 'fill', op: 'softmax' });
+    await rt.settleAsync();
+  });
+
+  it('a trap of a call run at once (nothing queued, one part) throws there, as thread 0', () => {
+    rt.settle();
+    expect(() => rt.run('fill', [[OUT_OF_BOUNDS, 1 << 16, 0, 4]])).toThrow(expect.objectContaining({ thread: 0, kernel: 'fill' }));
+    const ok = alloc(rt, 64);
+    rt.run('fill', [[ok, 4, 9, 4]]);
+    expect(new Int32Array(get(rt, ok, 16).buffer).every((v) => v === 9)).toBe(true);
+  });
+
+  it('a worker that exits fails the wait with SimdKernelError instead of hanging it, and fresh workers take the next job', async () => {
+    const fresh = runtime(2);
+    try {
+      const out = alloc(fresh, 256 << 20);
+      for (let i = 0; i < 8; i++) fill(fresh, 'f32', out, 64 << 20, i);
+      const worker = fresh.workerThreads[1]!;
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      void worker.terminate();
+      await expect(fresh.settleAsync()).rejects.toThrow(/worker 2 exited/);
+      await exited;
+      fill(fresh, 'f32', out, 1 << 20, 4);
+      expect(new Float32Array(get(fresh, out, 4 << 20).buffer).every((v) => v === 4)).toBe(true);
+      // Seen by a blocking wait too, once the exit has been observed.
+      const again = fresh.workerThreads[0]!;
+      fill(fresh, 'f32', out, 64 << 20, 1);
+      await again.terminate();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(() => fresh.settle()).toThrow(SimdKernelError);
+    } finally {
+      await fresh.dispose();
+    }
   });
 });
 
 describe('thresholds', () => {
   it('are raised by the cold factor while the workers sleep or have not started', async () => {
-    const fresh = new SimdRuntime({ threads: 2, spinMicroseconds: 2000 });
+    const fresh = new SimdRuntime({ threads: 2, spinMicroseconds: 300_000 });
+    /** Polls `check` until it holds (a woken worker may wait for a core on a busy machine). */
+    const eventually = async (check: () => boolean) => {
+      for (const deadline = performance.now() + 5000; !check() && performance.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 5));
+      return check();
+    };
     try {
       const base = fresh.thresholds.elementwiseBytes;
       expect(fresh.threshold('elementwiseBytes')).toBe(base * fresh.coldFactor);
       const out = alloc(fresh, 8 << 20);
-      fill(fresh, 'f32', out, 2 << 20, 1); // big enough to start the workers
+      fill(fresh, 'f32', out, 2 << 20, 1); // big enough to start the workers, which then spin for 300 ms
+      fresh.settle();
       expect(fresh.workersStarted).toBe(true);
-      expect(fresh.threshold('elementwiseBytes')).toBe(base); // spinning for 2 ms after the op
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(fresh.threshold('elementwiseBytes')).toBe(base * fresh.coldFactor);
+      expect(await eventually(() => fresh.threshold('elementwiseBytes') === base)).toBe(true);
+      expect(await eventually(() => fresh.threshold('elementwiseBytes') === base * fresh.coldFactor)).toBe(true);
     } finally {
       await fresh.dispose();
     }

@@ -1,7 +1,7 @@
 /**
  * softmax, logSoftmax and layerNorm against the JS backend (float64 statistics) within each
- * dtype's tolerance, rows from 1 to 4099 columns, split across threads when large; an all -inf
- * row gives NaN as in the JS backend.
+ * dtype's tolerance, rows from 1 to 4099 columns, split across threads when large, and
+ * logSoftmax of rows offset far from zero; an all -inf row gives NaN as in the JS backend.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { dtypeSize } from '../../../src/compute/core/dtype.js';
@@ -28,6 +28,18 @@ describe.each(FLOAT_DTYPES)('%s', (dtype) => {
       expect(relError(decode(get(rt, out, rows * cols * size), dtype), decode(cpuBytes(ref), dtype)), `seed ${seed}`).toBeLessThanOrEqual(TOLERANCE[dtype]);
     });
   }
+
+  it('logSoftmax keeps its precision on rows far from zero', () => {
+    const seed = freshSeed();
+    const [rows, cols] = [4, 300];
+    // f32 spacing at 1e4 is 2^-10: x - (max + log sum) would lose that much; (x - max) - log sum does not.
+    const bytes = encode(randomValues(rows * cols, seed).map((v) => v + 1e4), dtype);
+    const out = alloc(rt, rows * cols * size);
+    softmax(rt, dtype, put(rt, bytes), out, rows, cols, true);
+    const ref = cpuView(rows * cols * size, dtype, [rows, cols]);
+    jsSoftmax(cpuView(bytes, dtype, [rows, cols]), ref, rows, cols, true);
+    expect(relError(decode(get(rt, out, rows * cols * size), dtype), decode(cpuBytes(ref), dtype)), `seed ${seed}`).toBeLessThanOrEqual(TOLERANCE[dtype]);
+  });
 
   it('gives NaN for an all -inf row and keeps the other rows', () => {
     const values = [-Infinity, -Infinity, -Infinity, 1, 2, 3];

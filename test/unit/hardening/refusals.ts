@@ -218,6 +218,7 @@ export const SPECS: Readonly<Record<string, MethodSpec>> = {
           logger: ['console', /logger must be a function \(level, message\) => void, got the string "console"/],
           logLevel: ['loud', /unknown logLevel loud/],
           poolLimitBytes: ['1G', /poolLimitBytes must be a positive integer number of bytes, got the string "1G"/],
+          threads: [0, /threads must be an integer in \[1, 256\], got 0/],
         },
       },
     },

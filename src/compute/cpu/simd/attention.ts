@@ -6,7 +6,7 @@
 import { MAX_ATTENTION_HEAD_DIM } from '../../core/attention-params.js';
 import type { DType } from '../../core/dtype.js';
 import { DTYPE_CODE } from './codes.js';
-import { ARGS, type SimdRuntime } from './runtime.js';
+import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
 
 /** Query rows per unit (BQ in attention.c). */
@@ -44,7 +44,7 @@ export interface SimdAttention {
  */
 export function attention(rt: SimdRuntime, p: SimdAttention): void {
   if (p.headDim > MAX_ATTENTION_HEAD_DIM) throw new RangeError(`attention: head dim ${p.headDim} exceeds ${MAX_ATTENTION_HEAD_DIM}`);
-  const at = rt.argsAt(ARGS.attention);
+  const at = rt.structArea();
   const i32 = rt.i32;
   const fields = [
     p.q,
@@ -68,5 +68,5 @@ export function attention(rt: SimdRuntime, p: SimdAttention): void {
   const units = p.batch * p.heads * blocks;
   const unitMacs = 2 * BLOCK_Q * p.seqK * p.headDim;
   const parts = splitRange(units, rt.threads, Math.ceil(rt.threshold('attentionMacs') / Math.max(unitMacs, 1)));
-  rt.run('attention', parts.map(([u0, u1], thread) => [at, u0, u1, rt.scratchOf(thread)]));
+  rt.run('attention', parts.map(([u0, u1]) => [at, u0, u1]), true, rt.cost('attentionMacs', units * unitMacs));
 }

@@ -9,7 +9,7 @@ import type { BroadcastPlan } from '../../core/broadcast.js';
 import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../../core/dtype.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../../core/elementwise-ops.js';
 import { BINARY_CODE, DTYPE_CODE, GRAD_CODE, UNARY_CODE } from './codes.js';
-import { ARGS, type KernelName, type SimdRuntime } from './runtime.js';
+import type { KernelName, SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
 
 /** Default slope of leakyRelu, as the JS backend's. */
@@ -34,12 +34,12 @@ export function overElements(
 ): void {
   const minimum = Math.ceil(rt.threshold(kind) / elementBytes);
   if (rt.threads === 1 || n < 2 * minimum) {
-    rt.runHere(kernel, args(0, n));
+    rt.run(kernel, [args(0, n)]);
     return;
   }
   // Boundaries on 64-byte lines, so threads never write the same cache line.
   const ranges = splitRange(n, rt.threads, minimum, 64 / Math.min(elementBytes, 4));
-  rt.run(kernel, ranges.map(([start, end]) => args(start, end - start)));
+  rt.run(kernel, ranges.map(([start, end]) => args(start, end - start)), false, rt.cost(kind, n * elementBytes));
 }
 
 const scratch = new DataView(new ArrayBuffer(4));
@@ -109,7 +109,7 @@ export function activationGrad(
 
 /** Writes a broadcast plan where `binary.c` reads it: rank, then shape, a strides, b strides (6 each). */
 function writePlan(rt: SimdRuntime, plan: BroadcastPlan): number {
-  const at = rt.argsAt(ARGS.broadcastPlan);
+  const at = rt.structArea();
   const i32 = rt.i32;
   const base = at / 4;
   const rank = plan.outShape.length;

@@ -1,13 +1,14 @@
 /**
  * One GRU layer's recurrence (the semantics of `core/gru-params.ts`) on the SIMD kernels: per
- * step, gh = h·W_hhᵀ for every member by one batched sgemm into an f32 buffer, then the gates and
- * the update by `gru_step` (`kernels/wasm/gru.c`), which rounds the new state to the dtype and
- * stores it where the next step's product reads it.
+ * step, gh = h·W_hhᵀ for every member by one batched product into an f32 buffer (the SIMD sgemm,
+ * or whatever product the caller passes, e.g. a BLAS), then the gates and the update by
+ * `gru_step` (`kernels/wasm/gru.c`), which rounds the new state to the dtype and stores it where
+ * the next step's product reads it.
  */
 import { dtypeSize, type DType } from '../../core/dtype.js';
 import { DTYPE_CODE } from './codes.js';
-import { gemm } from './matmul.js';
-import { ARGS, type SimdRuntime } from './runtime.js';
+import { gemm, type SimdGemm } from './matmul.js';
+import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
 
 /** One layer's recurrence; addresses are byte offsets, strides are elements of `dtype`. */
@@ -39,10 +40,10 @@ export interface SimdGruRecurrence {
 }
 
 /**
- * Runs the recurrence.
+ * Runs the recurrence; `product` runs each step's h·W_hhᵀ (default: the SIMD sgemm).
  * @throws RangeError when H is beyond what a thread's scratch holds (over half a million units).
  */
-export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence): void {
+export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence, product: (g: SimdGemm) => void = (g) => gemm(rt, g)): void {
   const { ensemble: E, batch: B, steps: T, hidden: H, dtype } = p;
   if (rt.kernels.gru_scratch_bytes(H) > rt.scratchBytes) throw new RangeError(`gruRecurrence: hidden size ${H} does not fit a thread's scratch`);
   const size = dtypeSize[dtype];
@@ -54,7 +55,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence): void {
       const prev = first ? p.h0 : p.hSeq + ((t - 1) % p.slots) * p.seqStrides[2] * size;
       const prevE = first ? B * H : p.seqStrides[0];
       const prevB = first ? H : p.seqStrides[1];
-      gemm(rt, {
+      product({
         a: prev,
         aType: dtype,
         b: p.wHh,
@@ -76,7 +77,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence): void {
       });
       const at = writeStep(rt, p, t, prev, prevE, prevB, ghAt);
       const rows = splitRange(E * B, rt.threads, Math.ceil(rt.threshold('gruElements') / H));
-      rt.run('gru_step', rows.map(([r0, r1], thread) => [at, r0, r1, rt.scratchOf(thread)]));
+      rt.run('gru_step', rows.map(([r0, r1]) => [at, r0, r1]), true, rt.cost('gruElements', E * B * H));
     }
   } finally {
     rt.freeTemp(gh);
@@ -86,7 +87,7 @@ export function gruRecurrence(rt: SimdRuntime, p: SimdGruRecurrence): void {
 /** Writes `gru_params` (gru.c) for step t. */
 function writeStep(rt: SimdRuntime, p: SimdGruRecurrence, t: number, prev: number, prevE: number, prevB: number, gh: number): number {
   const size = dtypeSize[p.dtype];
-  const at = rt.argsAt(ARGS.gru);
+  const at = rt.structArea();
   const ln = p.layerNorm;
   const fields = [
     p.gx + t * p.gxStrides[2] * size,

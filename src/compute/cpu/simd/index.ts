@@ -1,8 +1,9 @@
 /**
  * The CPU backend's WebAssembly SIMD kernel library: a shared linear memory that tensors live in
  * (with a caching pool over it), the kernels compiled from `kernels/wasm/*.c` (SIMD128, and
- * relaxed-SIMD FMA where the engine has it), and a worker pool that splits big ops across every
- * core while the caller blocks. Every op has the CPU backend's meaning; see each family's file.
+ * relaxed-SIMD FMA where the engine has it), and a worker pool that runs big ops split across
+ * every core from an in-order queue, while the caller goes on. Every op has the CPU backend's
+ * meaning; see each family's file.
  *
  * ```ts
  * const rt = SimdRuntime.shared();
@@ -10,6 +11,7 @@
  * const x = pool.alloc(n * 4, stream), out = pool.alloc(n * 4, stream);
  * rt.f32.set(values, Number(x.address) / 4);
  * unary(rt, 'exp', 'f32', Number(x.address), Number(out.address), n);
+ * rt.settle(); // the result is in memory from here on
  * ```
  */
 export { SimdRuntime, THREADS_ENV, KERNELS, type KernelName, type SimdRuntimeOptions } from './runtime.js';

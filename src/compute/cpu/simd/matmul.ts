@@ -7,7 +7,7 @@
 import type { DType } from '../../core/dtype.js';
 import type { MatmulActivation } from '../../core/matmul-plan.js';
 import { activationCode, DTYPE_CODE } from './codes.js';
-import { ARGS, type SimdRuntime } from './runtime.js';
+import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
 
 /** Register tile of the sgemm (MR × NR in sgemm.c): range boundaries fall on it. */
@@ -63,7 +63,7 @@ export function gemm(rt: SimdRuntime, g: SimdGemm): void {
   const needAcc = k > rt.gemmBlockDepth;
   const acc = needAcc && g.outType !== 'f32' ? rt.temp(batch * m * n * 4) : undefined;
   try {
-    const at = rt.argsAt(ARGS.gemm);
+    const at = rt.structArea();
     const i32 = rt.i32;
     const f32 = rt.f32;
     const w = at / 4;
@@ -99,7 +99,8 @@ export function gemm(rt: SimdRuntime, g: SimdGemm): void {
     f32[w + fields.length] = g.alpha;
     f32[w + fields.length + 1] = g.beta;
     i32[w + fields.length + 2] = activationCode(g.activation);
-    rt.run('sgemm', gemmParts(rt, m, n, k, batch).map(([e0, e1, i0, i1, j0, j1], t) => [at, e0, e1, i0, i1, j0, j1, rt.scratchOf(t)]));
+    const parts = gemmParts(rt, m, n, k, batch).map(([e0, e1, i0, i1, j0, j1]) => [at, e0, e1, i0, i1, j0, j1]);
+    rt.run('sgemm', parts, true, rt.cost('gemmMacs', batch * m * n * Math.max(k, 1)));
   } finally {
     if (acc) rt.freeTemp(acc);
   }

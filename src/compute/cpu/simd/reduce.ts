@@ -32,7 +32,7 @@ export function reduce(rt: SimdRuntime, op: ReduceOp, dtype: DType, x: number, o
       const at = Number(partials.address);
       const minimum = Math.ceil(rt.threshold('reduceBytes') / (REDUCE_CHUNK * inner * size));
       const parts = splitRange(chunks, rt.threads, minimum);
-      rt.run('reduce_partial', parts.map(([c0, c1], t) => [code, dt, x, axisLen, inner, REDUCE_CHUNK, c0, c1, at, rt.scratchOf(t)]));
+      rt.run('reduce_partial', parts.map(([c0, c1]) => [code, dt, x, axisLen, inner, REDUCE_CHUNK, c0, c1, at]), true, rt.cost('reduceBytes', axisLen * inner * size));
       rt.run('reduce_combine', [[code, dt, at, chunks, inner, axisLen, out]]);
     } finally {
       rt.freeTemp(partials);
@@ -43,10 +43,10 @@ export function reduce(rt: SimdRuntime, op: ReduceOp, dtype: DType, x: number, o
   if (inner === 1 || outer >= rt.threads) {
     const minimum = Math.ceil(rt.threshold('reduceBytes') / rowBytes);
     const parts = splitRange(outer, rt.threads, minimum);
-    rt.run('reduce', parts.map(([o0, o1], t) => [code, dt, x, axisLen, inner, o0, o1, 0, inner, out, rt.scratchOf(t)]));
+    rt.run('reduce', parts.map(([o0, o1]) => [code, dt, x, axisLen, inner, o0, o1, 0, inner, out]), true, rt.cost('reduceBytes', outer * rowBytes));
     return;
   }
   const minimum = Math.ceil(rt.threshold('reduceBytes') / (outer * axisLen * size));
   const parts = splitRange(inner, rt.threads, minimum, 16);
-  rt.run('reduce', parts.map(([i0, i1], t) => [code, dt, x, axisLen, inner, 0, outer, i0, i1, out, rt.scratchOf(t)]));
+  rt.run('reduce', parts.map(([i0, i1]) => [code, dt, x, axisLen, inner, 0, outer, i0, i1, out]), true, rt.cost('reduceBytes', outer * axisLen * inner * size));
 }

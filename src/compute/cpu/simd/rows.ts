@@ -14,7 +14,7 @@ function rowRanges(rt: SimdRuntime, rows: number, cols: number, dtype: DType): [
 /** Softmax over each row (logSoftmax when `log`); an all -inf row gives NaN. */
 export function softmax(rt: SimdRuntime, dtype: DType, x: number, out: number, rows: number, cols: number, log: boolean): void {
   const dt = DTYPE_CODE[dtype];
-  rt.run('softmax', rowRanges(rt, rows, cols, dtype).map(([r0, r1]) => [dt, x, out, cols, r0, r1, log ? 1 : 0]));
+  rt.run('softmax', rowRanges(rt, rows, cols, dtype).map(([r0, r1]) => [dt, x, out, cols, r0, r1, log ? 1 : 0]), false, rt.cost('rowsBytes', rows * cols * dtypeSize[dtype]));
 }
 
 /** (x − mean)/√(var + eps)·gamma + beta over each row; gamma and beta ([cols], `dtype`) may be absent. */
@@ -33,5 +33,7 @@ export function layerNorm(
   rt.run(
     'layer_norm',
     rowRanges(rt, rows, cols, dtype).map(([r0, r1]) => [dt, x, gamma ?? 0, beta ?? 0, out, cols, r0, r1, eps]),
+    false,
+    rt.cost('rowsBytes', rows * cols * dtypeSize[dtype]),
   );
 }

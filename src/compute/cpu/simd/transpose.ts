@@ -13,5 +13,5 @@ export function transpose(rt: SimdRuntime, dtype: DType, x: number, out: number,
   const size = dtypeSize[dtype];
   const strips = batch * Math.ceil(rows / STRIP);
   const minimum = Math.ceil(rt.threshold('transposeBytes') / (STRIP * cols * size));
-  rt.run('transpose', splitRange(strips, rt.threads, minimum).map(([s0, s1]) => [size, x, out, rows, cols, s0, s1]));
+  rt.run('transpose', splitRange(strips, rt.threads, minimum).map(([s0, s1]) => [size, x, out, rows, cols, s0, s1]), false, rt.cost('transposeBytes', batch * rows * cols * size));
 }

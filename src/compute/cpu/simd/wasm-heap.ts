@@ -3,8 +3,9 @@
  * (`gpu/memory-pool.ts`): a segment is a range of the linear memory, obtained by growing the
  * memory, and addresses are byte offsets into it. A wasm memory cannot shrink, so a segment the
  * pool releases is kept here (coalesced with free neighbours, or returned to the unused top) and
- * handed out again before the memory grows; `memoryInfo` counts it as free. Every kernel call is synchronous, so recorded
- * events are complete at once and `synchronize` has nothing to wait for.
+ * handed out again before the memory grows; `memoryInfo` counts it as free. `synchronize` waits
+ * for the runtime's job queue (given by the runtime), so a range released while queued jobs use
+ * it is not handed to another pool early. Pools here use one stream, so events are never needed.
  *
  * Growth stops at the memory's maximum (4 GiB for wasm32); past it `allocate` returns undefined
  * and the pool reports OutOfMemoryError. A tensor that cannot live here stays an ordinary
@@ -49,7 +50,11 @@ export class WasmHeap implements PoolDevice<unknown> {
   private readonly released: Range[] = [];
   private releasedBytes = 0;
 
-  constructor(memory: WasmMemory, base: number, maxBytes: number) {
+  readonly #synchronize: () => void;
+
+  /** `synchronize` waits for the work in flight on the memory (nothing, by default). */
+  constructor(memory: WasmMemory, base: number, maxBytes: number, synchronize: () => void = () => undefined) {
+    this.#synchronize = synchronize;
     this.memory = memory;
     this.maxBytes = maxBytes;
     this.base = Math.ceil(base / WASM_PAGE) * WASM_PAGE;
@@ -118,7 +123,7 @@ export class WasmHeap implements PoolDevice<unknown> {
   }
 
   synchronize(): void {
-    // Kernel calls complete before they return: nothing is ever in flight.
+    this.#synchronize();
   }
 
   memoryInfo(): { free: number; total: number } {

@@ -60,7 +60,6 @@ const GATES_SIG: readonly ArgType[] = [
 interface CachedGraph {
   key: string;
   exec: GraphExec;
-  owned: CudaBuffer[];
 }
 
 interface GruState {
@@ -70,7 +69,7 @@ interface GruState {
   uncapturable: Set<string>;
   graphs: CachedGraph[];
   sharedReady: Set<string>;
-  /** Destroys the cached graphs (their buffers go back with the pool). */
+  /** Destroys the cached graphs. */
   dispose(): void;
 }
 
@@ -166,14 +165,34 @@ function optional(backend: CudaContext, view: TensorView | undefined): bigint {
 /**
  * The fused path (with its plan) or the steps path (plan undefined): eagerly on a configuration's
  * first call, then as a captured graph. A fused single step is one launch: never captured.
+ * The steps path's scratch comes from the pool on every call and goes back after it (frees are
+ * stream-ordered); its addresses are part of the key, so a cached graph holds no memory and is
+ * replayed only while the pool hands out the same blocks.
  */
 function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedPlan | undefined): void {
   if (fused && p.steps === 1) {
     launchFused(backend, p, fused, 0);
     return;
   }
+  const { ensemble: E, batch: B, hidden: H } = p;
+  const bytes = dtypeSize[p.hN.dtype];
+  // The steps path's scratch: gh and a dense ping-pong copy of h for the GEMM.
+  const scratch: CudaBuffer[] = [];
+  try {
+    if (!fused) {
+      scratch.push(backend.alloc(E * B * 3 * H * bytes));
+      scratch.push(backend.alloc(2 * E * B * H * bytes));
+    }
+    recordOrReplay(backend, p, fused, scratch);
+  } finally {
+    for (const b of scratch) backend.free(b);
+  }
+}
+
+function recordOrReplay(backend: CudaContext, p: GruRecurrenceParams, fused: FusedPlan | undefined, scratch: CudaBuffer[]): void {
   const state = stateOf(backend);
-  const key = `${fused?.kernel ?? 'steps'}|${configKey(backend, p)}`;
+  const scratchKey = scratch.map((b) => b.address.toString(16)).join(',');
+  const key = `${fused?.kernel ?? 'steps'}|${configKey(backend, p)}|${scratchKey}`;
   const cachedAt = state.graphs.findIndex((g) => g.key === key);
   if (cachedAt >= 0) {
     const [g] = state.graphs.splice(cachedAt, 1);
@@ -181,25 +200,12 @@ function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedP
     g!.exec.launch(backend.stream);
     return;
   }
-  const { ensemble: E, batch: B, hidden: H } = p;
-  const bytes = dtypeSize[p.hN.dtype];
-  // The steps path's scratch: gh and a dense ping-pong copy of h for the GEMM.
-  const owned: CudaBuffer[] = [];
-  try {
-    if (!fused) {
-      owned.push(backend.alloc(E * B * 3 * H * bytes));
-      owned.push(backend.alloc(2 * E * B * H * bytes));
-    }
-  } catch (err) {
-    for (const b of owned) backend.free(b);
-    throw err;
-  }
   const enqueueAll = fused
     ? () => {
         for (let t = 0; t < p.steps; t++) launchFused(backend, p, fused, t);
       }
     : () => {
-        for (let t = 0; t < p.steps; t++) step(backend, p, t, owned[0]!, owned[1]!);
+        for (let t = 0; t < p.steps; t++) step(backend, p, t, scratch[0]!, scratch[1]!);
       };
   if (state.seen.has(key) && !state.uncapturable.has(key)) {
     let exec: GraphExec | undefined;
@@ -211,27 +217,20 @@ function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedP
         graph.dispose();
       }
     } catch (err) {
-      if (!isConfigurationFailure(err)) {
-        for (const b of owned) backend.free(b);
-        throw err;
-      }
+      if (!isConfigurationFailure(err)) throw err;
       state.uncapturable.add(key);
       backend.logger?.debug(`gru: graph capture failed, running eagerly (${(err as Error).message})`);
     }
     if (exec) {
-      if (state.graphs.length >= MAX_GRAPHS) evict(backend, state.graphs.shift()!);
-      state.graphs.push({ key, exec, owned });
+      if (state.graphs.length >= MAX_GRAPHS) state.graphs.shift()!.exec.dispose();
+      state.graphs.push({ key, exec });
       exec.launch(backend.stream);
       return;
     }
   }
   if (state.seen.size > 256) state.seen.clear();
   state.seen.add(key);
-  try {
-    enqueueAll();
-  } finally {
-    for (const b of owned) backend.free(b);
-  }
+  enqueueAll();
 }
 
 /** Step t of the fused path: product and gates in one launch. */
@@ -245,11 +244,6 @@ function launchFused(backend: CudaContext, p: GruRecurrenceParams, plan: FusedPl
     backend.address(p.hSeq), ...p.seqStrides, p.slots, backend.address(p.hN),
     p.batch, t, p.steps, p.hidden,
   );
-}
-
-function evict(backend: CudaContext, g: CachedGraph): void {
-  g.exec.dispose();
-  for (const b of g.owned) backend.free(b);
 }
 
 /** Step t: gh = h_{t−1}·W_hhᵀ (batched over members), then the gates. */

@@ -33,17 +33,23 @@ const MATMULS: [number, number, number][] = [
   [2048, 2048, 2048],
 ];
 
-/** Median seconds per call of `fn` over `reps` batches of about `minTotal / reps` seconds. */
-function medianSeconds(fn: () => void, minTotal = 0.3, reps = 7): number {
+/**
+ * Median seconds per call of `fn` over `reps` batches of about `minTotal / reps` seconds. Ops
+ * return once queued (the backend runs them like a stream), so every timing ends with `sync`.
+ */
+function medianSeconds(fn: () => void, sync: () => void, minTotal = 0.3, reps = 7): number {
   fn();
+  sync();
   const start = performance.now();
   fn();
+  sync();
   const once = Math.max(1e-6, (performance.now() - start) / 1000);
   const iters = Math.max(1, Math.floor(minTotal / reps / once));
   const samples: number[] = [];
   for (let r = 0; r < reps; r++) {
     const t = performance.now();
     for (let i = 0; i < iters; i++) fn();
+    sync();
     samples.push((performance.now() - t) / 1000 / iters);
   }
   return median(samples);
@@ -64,6 +70,7 @@ function check(label: string, got: ArrayLike<number>, want: ArrayLike<number>, t
 async function measure(): Promise<Figures> {
   const gpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'warn' });
   const seconds: Record<string, number> = {};
+  const sync = () => gpu.synchronize();
   for (const [m, n, k] of MATMULS) {
     using a = gpu.randn([m, k], { seed: 1 });
     using b = gpu.randn([k, n], { seed: 2 });
@@ -78,7 +85,7 @@ async function measure(): Promise<Figures> {
         check(`matmul ${m}x${n}x${k} row ${i}`, cv.subarray(i * n, (i + 1) * n), want, 1e-4);
       }
     }
-    seconds[`matmul ${m}x${n}x${k}`] = medianSeconds(() => gpu.matmul(a, b).dispose());
+    seconds[`matmul ${m}x${n}x${k}`] = medianSeconds(() => gpu.matmul(a, b).dispose(), sync);
   }
   const size = 1 << 24;
   using x = gpu.randn([size], { seed: 3 });
@@ -88,7 +95,7 @@ async function measure(): Promise<Figures> {
     const [xv, yv, sv] = [x.toArraySync(), y.toArraySync(), s.toArraySync()];
     check('add', sv.subarray(0, 4096), Array.from(xv.subarray(0, 4096), (v, i) => v + yv[i]!), 1e-7);
   }
-  seconds['add 2^24'] = medianSeconds(() => gpu.add(x, y).dispose());
+  seconds['add 2^24'] = medianSeconds(() => gpu.add(x, y).dispose(), sync);
   using rows = x.reshape([4096, 4096]);
   {
     using p = gpu.softmax(rows);
@@ -98,9 +105,9 @@ async function measure(): Promise<Figures> {
     const total = exps.reduce((s, v) => s + v, 0);
     check('softmax row 0', p.toArraySync().subarray(0, 4096), exps.map((v) => v / total), 1e-5);
   }
-  seconds['softmax 4096x4096'] = medianSeconds(() => gpu.softmax(rows).dispose());
-  seconds['layerNorm 4096x4096'] = medianSeconds(() => gpu.layerNorm(rows).dispose());
-  seconds['sum 2^24'] = medianSeconds(() => gpu.sum(x).dispose());
+  seconds['softmax 4096x4096'] = medianSeconds(() => gpu.softmax(rows).dispose(), sync);
+  seconds['layerNorm 4096x4096'] = medianSeconds(() => gpu.layerNorm(rows).dispose(), sync);
+  seconds['sum 2^24'] = medianSeconds(() => gpu.sum(x).dispose(), sync);
   seconds['hybrid pipeline'] = hybridPipeline(gpu);
   const gruInput = gpu.randn([32, 10, 128], { seed: 5 });
   const gruWeights = { wIh: gpu.randn([768, 128], { seed: 6, std: 1 / 16 }), wHh: gpu.randn([768, 256], { seed: 7, std: 1 / 16 }) };
@@ -108,10 +115,10 @@ async function measure(): Promise<Figures> {
     const r = gpu.gru(gruInput, undefined, gruWeights);
     r.output.dispose();
     r.hidden.dispose();
-  });
+  }, sync);
   using q = gpu.randn([2, 8, 256, 64], { seed: 8 });
   using kv = gpu.randn([2, 8, 256, 64], { seed: 9 });
-  seconds['attention B2 H8 S256 D64'] = medianSeconds(() => gpu.attention(q, kv, kv).dispose());
+  seconds['attention B2 H8 S256 D64'] = medianSeconds(() => gpu.attention(q, kv, kv).dispose(), sync);
   for (const t of [gruInput, gruWeights.wIh, gruWeights.wHh]) t.dispose();
   gpu.dispose();
   return { engine: process.env.GPUCOMPUTE_BENCH_ENGINE ?? 'default', seconds };

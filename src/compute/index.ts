@@ -65,6 +65,8 @@ export { Logger } from './core/logger.js';
 export type { LogLevel, LogLevelSetting, LoggerFunction } from './core/logger.js';
 export { CpuBackend } from './cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './cpu/cpu-backend.js';
+export type { CpuEngine } from './cpu/cpu-engine.js';
+export type { SimdVariant } from './cpu/simd/wasm-module.js';
 export { philox4x32 } from './cpu/philox.js';
 export type { TensorData } from './ops/creation.js';
 export type { ActivationGradOptions, GeluOptions } from './ops/elementwise.js';

@@ -34,16 +34,20 @@ const MATMULS: [number, number, number][] = [
 ];
 
 /**
- * Median seconds per call of `fn` over `reps` batches of about `minTotal / reps` seconds. Ops
- * return once queued (the backend runs them like a stream), so every timing ends with `sync`.
+ * Median seconds per call of `fn` over `reps` batches of about `minTotal / reps` seconds, after
+ * at least 0.1 s of warm-up calls (which also size the batches: one cold call would make the
+ * batches of a microsecond op so short that the final wait dominates them). Ops return once
+ * queued (the backend runs them like a stream), so every timing ends with `sync`.
  */
 function medianSeconds(fn: () => void, sync: () => void, minTotal = 0.3, reps = 7): number {
-  fn();
-  sync();
-  const start = performance.now();
-  fn();
-  sync();
-  const once = Math.max(1e-6, (performance.now() - start) / 1000);
+  const warm = performance.now();
+  let calls = 0;
+  do {
+    fn();
+    sync();
+    calls++;
+  } while (performance.now() - warm < 100);
+  const once = (performance.now() - warm) / 1000 / calls;
   const iters = Math.max(1, Math.floor(minTotal / reps / once));
   const samples: number[] = [];
   for (let r = 0; r < reps; r++) {
@@ -190,6 +194,8 @@ function main(): void {
   }
   const report = writeReport('cpu', rows, { meta: { anchors: anchors ?? null, threads } });
   console.log(report.markdown);
+  const allocating = anchors?.['add 2^24, x + y'];
+  if (typeof allocating === 'number') console.log(`numpy's x + y (allocating its result), 2^24 f32: ${((12 * 2 ** 24) / allocating / 1e9).toFixed(1)} GB/s`);
 }
 
 /** A case's row: its rate against the anchor's where numpy/torch has the same case (or numpy's add, for the bandwidth cases). */

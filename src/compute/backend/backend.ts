@@ -57,7 +57,7 @@ export interface DeviceInfo {
   driverVersion?: string;
 }
 
-/** An ordered queue of work. Opaque; on the CPU every call is synchronous. */
+/** An ordered queue of work. Opaque; ops on one stream run in the order they were called. */
 export interface BackendStream {
   readonly id: number;
 }

@@ -3,13 +3,11 @@
  * from fresh random values, and the norm-wise checks (against a float64
  * reference and against the CPU backend).
  */
-import { expect } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
-import { relError, TOLERANCE } from '../../unit/compute/helpers.js';
 
-export { freshSeed, randomValues, relError, TOLERANCE, FLOAT_DTYPES, prng } from '../../unit/compute/helpers.js';
+export { expectMatches, freshSeed, randomValues, relError, TOLERANCE, FLOAT_DTYPES, prng } from '../../unit/compute/helpers.js';
 
 export interface Pair {
   cuda: GpuCompute;
@@ -39,25 +37,3 @@ export function valuesOf(t: Tensor): number[] {
   return Array.from(t.toArraySync() as ArrayLike<number>);
 }
 
-/**
- * Checks `got` against a float64 reference and against the CPU backend's
- * result, norm-wise, with the dtype's tolerance (or `tolerance`).
- */
-export function expectMatches(
-  label: string,
-  got: readonly number[],
-  reference: readonly number[],
-  cpu: readonly number[],
-  dtype: DType,
-  tolerance = dtype === 'i32' ? 0 : TOLERANCE[dtype],
-): void {
-  if (dtype === 'i32') {
-    expect(got, `${label} vs reference`).toEqual(reference);
-    expect(got, `${label} vs CPU`).toEqual(cpu);
-    return;
-  }
-  const vsRef = relError(got, reference, dtype);
-  const vsCpu = relError(got, cpu, dtype);
-  expect(vsRef, `${label}: error vs float64 reference`).toBeLessThanOrEqual(tolerance);
-  expect(vsCpu, `${label}: error vs CPU backend`).toBeLessThanOrEqual(tolerance);
-}

@@ -3,6 +3,7 @@
  * through the assertion messages), norm-wise error, and a CPU GpuCompute.
  */
 import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits, type DType } from '../../../src/compute/core/dtype.js';
 
@@ -115,4 +116,25 @@ function continuedFractionErfc(x: number): number {
   let tail = x;
   for (let n = 120; n >= 1; n--) tail = x + n / 2 / tail;
   return Math.exp(-x * x) / Math.sqrt(Math.PI) / tail;
+}
+
+/**
+ * Checks a device result `got` against a float64 reference and against the CPU backend's result,
+ * norm-wise, with the dtype's tolerance (or `tolerance`); i32 must be equal.
+ */
+export function expectMatches(
+  label: string,
+  got: readonly number[],
+  reference: readonly number[],
+  cpu: readonly number[],
+  dtype: DType,
+  tolerance = dtype === 'i32' ? 0 : TOLERANCE[dtype],
+): void {
+  if (dtype === 'i32') {
+    expect(got, `${label} vs reference`).toEqual(reference);
+    expect(got, `${label} vs CPU`).toEqual(cpu);
+    return;
+  }
+  expect(relError(got, reference, dtype), `${label}: error vs float64 reference`).toBeLessThanOrEqual(tolerance);
+  expect(relError(got, cpu, dtype), `${label}: error vs CPU backend`).toBeLessThanOrEqual(tolerance);
 }

@@ -10,9 +10,8 @@ import type { DType } from '../../../src/compute/core/dtype.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { webgpuAdapterInfo } from '../../../src/compute/webgpu/adapter.js';
 import { createWebGpuBackend, type WebGpuBackend, type WebGpuBackendOptions } from '../../../src/compute/webgpu/webgpu-backend.js';
-import { relError, TOLERANCE } from '../compute/helpers.js';
 
-export { freshSeed, prng, randomValues, relError, TOLERANCE, FLOAT_DTYPES, product } from '../compute/helpers.js';
+export { expectMatches, freshSeed, prng, randomValues, relError, TOLERANCE, FLOAT_DTYPES, product } from '../compute/helpers.js';
 
 /** Why the WebGPU suites cannot run here (no `webgpu` package, no adapter), or undefined when they can. */
 export const skipReason: string | undefined = await webgpuAdapterInfo().then(
@@ -65,27 +64,6 @@ export function twin<D extends DType>(pair: Pair, values: readonly number[], sha
 /** The values a tensor holds, as numbers (f16/bf16 widened). */
 export async function valuesOf(t: Tensor): Promise<number[]> {
   return Array.from((await t.toArray()) as ArrayLike<number>);
-}
-
-/**
- * Checks `got` against a float64 reference and against the CPU backend's result, norm-wise, with
- * the dtype's tolerance (or `tolerance`); i32 must be equal.
- */
-export function expectMatches(
-  label: string,
-  got: readonly number[],
-  reference: readonly number[],
-  cpu: readonly number[],
-  dtype: DType,
-  tolerance = dtype === 'i32' ? 0 : TOLERANCE[dtype],
-): void {
-  if (dtype === 'i32') {
-    expect(got, `${label} vs reference`).toEqual(reference);
-    expect(got, `${label} vs CPU`).toEqual(cpu);
-    return;
-  }
-  expect(relError(got, reference, dtype), `${label}: error vs float64 reference`).toBeLessThanOrEqual(tolerance);
-  expect(relError(got, cpu, dtype), `${label}: error vs CPU backend`).toBeLessThanOrEqual(tolerance);
 }
 
 /** Element-wise equality where NaN equals NaN (special-value checks). */

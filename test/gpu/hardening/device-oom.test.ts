@@ -8,6 +8,7 @@ import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { DeviceBuffer, Device } from '../../../src/driver/index.js';
 import { OutOfMemoryError } from '../../../src/errors.js';
 import { gpuAvailable } from '../gpu-available.js';
+import { thrown } from '../../unit/compute/helpers.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -32,15 +33,6 @@ function hog(leave: number): { dispose(): void } {
   }
   ctx.dispose();
   throw new Error('could not take the device memory');
-}
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
 }
 
 describe.skipIf(!gpuAvailable)('device memory exhausted by another allocation in the same process', () => {

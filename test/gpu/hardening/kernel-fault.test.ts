@@ -6,15 +6,7 @@ import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { ContextUnusableError, CudaError, Module, ptr, Stream } from '../../../src/driver/index.js';
 import { TEST_KERNELS_PTX } from '../driver/test-kernels.js';
 import { gpuAvailable } from '../gpu-available.js';
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
-}
+import { thrown } from '../../unit/compute/helpers.js';
 
 describe.skipIf(!gpuAvailable)('a kernel that faults in the context of a GpuCompute', () => {
   it('surfaces as a named error; every later device call is refused with ContextUnusableError naming it', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { DisposedError, InvalidArgumentError } from '../../../src/errors.js';
-import { cpuCompute } from './helpers.js';
+import { cpuCompute, thrown } from './helpers.js';
 
 let gpu: GpuCompute;
 let other: GpuCompute;
@@ -14,16 +14,6 @@ afterAll(() => {
   gpu.dispose();
   other.dispose();
 });
-
-/** Runs `fn` and returns the error it throws (failing when it does not throw). */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('shape errors', () => {
   it('refuses shapes that do not broadcast, naming both shapes and the dim', () => {

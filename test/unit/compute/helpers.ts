@@ -138,3 +138,13 @@ export function expectMatches(
   expect(relError(got, reference, dtype), `${label}: error vs float64 reference`).toBeLessThanOrEqual(tolerance);
   expect(relError(got, cpu, dtype), `${label}: error vs CPU backend`).toBeLessThanOrEqual(tolerance);
 }
+
+/** Runs `fn` and returns the error it throws (failing when it does not throw). */
+export function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a throw');
+}

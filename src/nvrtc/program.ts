@@ -25,6 +25,13 @@ export interface ProgramOptions {
    * device's, clamped to what NVRTC supports (see `resolveArch`).
    */
   arch?: string;
+  /**
+   * The arch of the device the code is for (`sm_XY`), where that is not the current CUDA device:
+   * compiling ahead of time, or without a GPU. The default arch is then derived from it, and an
+   * arch-specific target (`sm_90a`) is checked against it, exactly as for a present device of
+   * that arch, so the cache keys are the ones that device's own compiles look up.
+   */
+  deviceArch?: string;
   /** `cubin` (default: runs on the device's own arch) or `ptx` (compiled by the driver at load time). */
   output?: OutputKind;
   /** Line information for profilers (`--generate-line-info`). */
@@ -63,6 +70,18 @@ export interface CompiledProgram {
   readonly cacheHit: boolean;
   /** Milliseconds `compile()` took, cache lookup included. */
   readonly compileMs: number;
+}
+
+/** What a compile and a cache lookup share: the resolved target, the NVRTC options, the cache and key. */
+interface CompilePlan {
+  readonly arch: string;
+  readonly output: OutputKind;
+  readonly nvrtcOptions: string[];
+  readonly headers: Readonly<Record<string, string>>;
+  readonly nameExpressions: readonly string[];
+  readonly cache: KernelCache | undefined;
+  /** Undefined when nothing is cached (caching off, or an include folder could not be fingerprinted). */
+  readonly key: string | undefined;
 }
 
 interface CompilerInfo {
@@ -122,11 +141,35 @@ export class Program {
    */
   compile(): CompiledProgram {
     const started = performance.now();
+    const plan = this.#plan();
+    const hit = plan.key !== undefined ? plan.cache!.get(plan.key) : undefined;
+    if (hit) return { ...hit, output: plan.output, arch: plan.arch, cacheHit: true, compileMs: performance.now() - started };
+
+    const built = build(this.source, this.name, plan.headers, plan.nvrtcOptions, plan.nameExpressions, plan.output);
+    if (plan.key !== undefined) plan.cache!.set(plan.key, built);
+    return { ...built, output: plan.output, arch: plan.arch, cacheHit: false, compileMs: performance.now() - started };
+  }
+
+  /**
+   * The compiled program when the kernel cache holds it, without compiling; `undefined` when it
+   * does not (or when caching is off). What {@link Program.compile} would return on a cache hit.
+   * @throws InvalidArgumentError when the arch cannot be resolved or is not supported.
+   */
+  cached(): CompiledProgram | undefined {
+    const started = performance.now();
+    const plan = this.#plan();
+    const hit = plan.key !== undefined ? plan.cache!.get(plan.key) : undefined;
+    return hit && { ...hit, output: plan.output, arch: plan.arch, cacheHit: true, compileMs: performance.now() - started };
+  }
+
+  /** The resolved arch, the NVRTC options and the cache key of a compile. */
+  #plan(): CompilePlan {
     const options = this.options;
     const info = compiler();
+    const deviceArch = options.deviceArch;
     const { arch, output } = resolveArch(
       { arch: options.arch, output: options.output },
-      { supported: info.supported, nvrtcMajor: info.major, deviceArch: currentDeviceArch },
+      { supported: info.supported, nvrtcMajor: info.major, deviceArch: deviceArch === undefined ? currentDeviceArch : () => deviceArch },
     );
     const cudaHeaders = options.cudaIncludes === false ? undefined : autoCudaIncludes(info.major);
     const nvrtcOptions = this.#nvrtcOptions(arch, cudaHeaders?.paths ?? []);
@@ -150,12 +193,7 @@ export class Program {
             includeFingerprint,
           })
         : undefined;
-    const hit = key !== undefined ? cache!.get(key) : undefined;
-    if (hit) return { ...hit, output, arch, cacheHit: true, compileMs: performance.now() - started };
-
-    const built = build(this.source, this.name, headers, nvrtcOptions, nameExpressions, output);
-    if (key !== undefined) cache!.set(key, built);
-    return { ...built, output, arch, cacheHit: false, compileMs: performance.now() - started };
+    return { arch, output, nvrtcOptions, headers, nameExpressions, cache, key };
   }
 
   /** The NVRTC option list; user include paths come before the automatic CUDA ones so they can shadow them. */
@@ -234,6 +272,10 @@ function validateOptions(options: ProgramOptions): void {
     if (!ok) fail(`define ${name} must be a finite number, a one-line string or true, not ${JSON.stringify(value)}`);
   }
   if (options.arch !== undefined) parseArch(options.arch);
+  if (options.deviceArch !== undefined) {
+    const device = parseArch(options.deviceArch);
+    if (device.kind !== 'sm' || device.specific) fail(`deviceArch must name a device as sm_XY, not ${JSON.stringify(options.deviceArch)}`);
+  }
   if (options.output !== undefined && options.output !== 'cubin' && options.output !== 'ptx') {
     fail(`output must be 'cubin' or 'ptx', not ${JSON.stringify(options.output)}`);
   }

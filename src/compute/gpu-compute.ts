@@ -12,6 +12,7 @@ import { BACKEND_KINDS, type BackendKind } from './backends.js';
 import type { DType } from './core/dtype.js';
 import { PLAIN_UNARY_OPS, type ActivationName, type PlainUnaryOp } from './core/elementwise-ops.js';
 import { LOG_LEVELS, Logger, type LoggerFunction, type LogLevelSetting } from './core/logger.js';
+import type { ProgressEvent, ProgressListener } from './core/progress.js';
 import type { MatmulActivation } from './core/matmul-plan.js';
 import { resolvePoolLimit } from './core/pool-limit.js';
 import { checkChoice, checkFlag, checkInteger, checkOptions, describeValue, optionKeys } from './core/validation.js';
@@ -71,10 +72,24 @@ export interface GpuComputeOptions {
    * the calling thread. GPU backends ignore it.
    */
   threads?: number;
+  /**
+   * Receives a {@link ProgressEvent} per step of long first-run work: each kernel module compiled
+   * because the kernel cache did not have it (with its time), each candidate the matmul autotuner
+   * times. The same steps are logged at info level. See `warmupKernels` to compile ahead of time.
+   */
+  onProgress?: ProgressListener;
 }
 
 /** The keys {@link GpuComputeOptions} takes. */
-export const CREATE_OPTIONS = optionKeys<GpuComputeOptions>({ backend: true, device: true, logger: true, logLevel: true, poolLimitBytes: true, threads: true });
+export const CREATE_OPTIONS = optionKeys<GpuComputeOptions>({
+  backend: true,
+  device: true,
+  logger: true,
+  logLevel: true,
+  poolLimitBytes: true,
+  threads: true,
+  onProgress: true,
+});
 /** The keys {@link DeviceRequirements} takes. */
 export const DEVICE_REQUIREMENTS = optionKeys<DeviceRequirements>({ minMemoryBytes: true, tensorCores: true, platforms: true, fp16: true, bf16: true });
 
@@ -127,7 +142,11 @@ export class GpuCompute {
       throw new InvalidArgumentError(`${op}: poolLimitBytes must be a positive integer number of bytes, got ${describeValue(o.poolLimitBytes)}`);
     }
     const threads = o.threads === undefined ? undefined : checkInteger(op, 'threads', o.threads, 1, 256);
-    const logger = new Logger(o.logger, logLevel);
+    if (o.onProgress !== undefined && typeof o.onProgress !== 'function') {
+      throw new InvalidArgumentError(`${op}: onProgress must be a function (event) => void, got ${describeValue(o.onProgress)}`);
+    }
+    // The logger carries the listener down to every backend part that logs (kernel compiles, tuning).
+    const logger = new Logger(o.logger, logLevel, o.onProgress);
     const poolLimitBytes = resolvePoolLimit(o.poolLimitBytes);
     const { backend, skipped } = await openBackend(requested, {
       device,

@@ -2,7 +2,10 @@
  * Logging for GpuCompute, in the style of node-llama-cpp: the caller may pass
  * a `logger(level, message)` function and a `logLevel` threshold; by default
  * messages at warn and above go to the console with a `[gpucompute]` prefix.
+ * The logger also carries the `onProgress` listener, so every part that logs
+ * (the kernel registry, the autotuner) reports progress through it too.
  */
+import { formatProgress, type ProgressEvent, type ProgressListener } from './progress.js';
 
 /** Severity of one message, lowest first. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -26,14 +29,32 @@ function consoleLogger(level: LogLevel, message: string): void {
   else console.debug(line);
 }
 
-/** A sink plus a threshold; what backends and the front-end log through. */
+/** A sink plus a threshold, and a progress listener; what backends and the front-end log through. */
 export class Logger {
   readonly level: LogLevelSetting;
   private readonly sink: LoggerFunction;
+  /** Receives every {@link Logger.progress} event, whatever the level. */
+  readonly onProgress: ProgressListener | undefined;
 
-  constructor(sink: LoggerFunction = consoleLogger, level: LogLevelSetting = 'warn') {
+  constructor(sink: LoggerFunction = consoleLogger, level: LogLevelSetting = 'warn', onProgress?: ProgressListener) {
     this.sink = sink;
     this.level = level;
+    this.onProgress = onProgress;
+  }
+
+  /**
+   * Reports a step of long first-run work: to the progress listener, and as one line at info
+   * level. A listener that throws does not fail the work it watches: its error is logged at warn.
+   */
+  progress(event: ProgressEvent): void {
+    if (this.onProgress) {
+      try {
+        this.onProgress(event);
+      } catch (err) {
+        this.warn(`onProgress threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (this.enabled('info')) this.sink('info', formatProgress(event));
   }
 
   /** True when a message at `level` would be delivered (to skip building costly messages). */

@@ -8,8 +8,14 @@ import type { KernelSources, ModuleSpec } from '../gpu/kernel-sources.js';
 
 /** How to compile a module spec. */
 export interface CompileKernelOptions {
-  /** Target arch when the spec names none; default the current device's (see the NVRTC Program). */
+  /** Target arch when the spec names none; default the device's (see the NVRTC Program). */
   arch?: string;
+  /**
+   * The device's arch (`sm_XY`) when it is not the current CUDA device's: the default target is
+   * derived from it as for a present device, and a spec's `sm_90a` is checked against it (see the
+   * NVRTC Program's `deviceArch`). Compiling ahead of time without a GPU sets it.
+   */
+  deviceArch?: string;
   /** Kernel cache; default the shared one. */
   cache?: KernelCache | false;
 }
@@ -20,6 +26,18 @@ export interface CompileKernelOptions {
  * added and any NVRTC from 11.8 on compiles them.
  */
 export function compileKernelModule(spec: ModuleSpec, sources: KernelSources, options: CompileKernelOptions = {}): CompiledProgram {
+  return kernelProgram(spec, sources, options).compile();
+}
+
+/**
+ * The specialisation's CUBIN when the kernel cache holds it, without compiling; `undefined`
+ * otherwise. The same key {@link compileKernelModule} looks up with the same options.
+ */
+export function cachedKernelModule(spec: ModuleSpec, sources: KernelSources, options: CompileKernelOptions = {}): CompiledProgram | undefined {
+  return kernelProgram(spec, sources, options).cached();
+}
+
+function kernelProgram(spec: ModuleSpec, sources: KernelSources, options: CompileKernelOptions): Program {
   const arch = spec.arch ?? options.arch;
   return new Program(sources.source(spec.file), {
     name: spec.file,
@@ -28,6 +46,7 @@ export function compileKernelModule(spec: ModuleSpec, sources: KernelSources, op
     std: 'c++17',
     cudaIncludes: false,
     ...(arch === undefined ? {} : { arch }),
+    ...(options.deviceArch === undefined ? {} : { deviceArch: options.deviceArch }),
     ...(options.cache === undefined ? {} : { cache: options.cache }),
-  }).compile();
+  });
 }

@@ -2,13 +2,16 @@
  * Compiles the kernels under `kernels/` lazily for the device's arch, or the arch a spec names
  * (sm_90a for the Hopper kernels), through NVRTC and its disk cache; loads each specialisation once
  * per context, caches the kernels and their bound launchers, and sizes grid-stride launches from
- * the occupancy API. The one compile path of the CUDA backend.
+ * the occupancy API. The one compile path of the CUDA backend. Each compile that misses the
+ * kernel cache is reported as a progress event through the logger; loaded modules cost nothing.
  */
+import { performance } from 'node:perf_hooks';
 import type { Context } from '../../driver/context.js';
 import type { BoundKernel, Kernel } from '../../driver/kernel.js';
 import { Module } from '../../driver/module.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { KernelCache } from '../../nvrtc/kernel-cache.js';
+import type { CompiledProgram } from '../../nvrtc/program.js';
 import type { Logger } from '../core/logger.js';
 import { KernelSources, moduleKey, type ModuleSpec } from '../gpu/kernel-sources.js';
 import type { LaunchShape } from '../gpu/launch-context.js';
@@ -36,7 +39,10 @@ export interface RegisteredKernel {
 export interface KernelRegistryOptions {
   /** Where the sources are read from; default the package's `kernels/`. */
   sources?: KernelSources;
-  /** Receives a debug line per compile (with its time and whether the cache hit). */
+  /**
+   * Receives a debug line per cache hit, and a progress event (an info line, and the logger's
+   * `onProgress`) per module compiled or failed, with its time.
+   */
   logger?: Logger;
   /** Kernel cache; default NVRTC's shared one. */
   cache?: KernelCache | false;
@@ -50,6 +56,8 @@ export class KernelRegistry {
   readonly #cache: KernelCache | false | undefined;
   readonly #modules = new Map<string, Module>();
   readonly #kernels = new Map<string, RegisteredKernel>();
+  /** Modules compiled (not found in the kernel cache) so far: the progress events' count. */
+  #compiles = 0;
   #multiprocessors = 0;
 
   constructor(context: Context, options: KernelRegistryOptions = {}) {
@@ -64,16 +72,33 @@ export class KernelRegistry {
     const key = moduleKey(spec);
     let module = this.#modules.get(key);
     if (!module) {
-      // The default arch is the current device's: make this context current first.
-      this.context.makeCurrent();
-      const compiled = compileKernelModule(spec, this.sources, this.#cache === undefined ? {} : { cache: this.#cache });
-      this.#logger?.debug(
-        `kernel ${key}: ${compiled.cacheHit ? 'cache hit' : 'compiled'} for ${compiled.arch} in ${compiled.compileMs.toFixed(1)} ms`,
-      );
-      module = Module.load(this.context, compiled.image);
+      module = Module.load(this.context, this.#compile(spec, key).image);
       this.#modules.set(key, module);
     }
     return module;
+  }
+
+  /**
+   * Compiles a specialisation not loaded yet. A cache hit is a debug line; a compile (NVRTC
+   * seconds) is a progress event, and so is a failed one, before its error propagates.
+   */
+  #compile(spec: ModuleSpec, key: string): CompiledProgram {
+    // The default arch is the current device's: make this context current first.
+    this.context.makeCurrent();
+    const started = performance.now();
+    let compiled: CompiledProgram;
+    try {
+      compiled = compileKernelModule(spec, this.sources, this.#cache === undefined ? {} : { cache: this.#cache });
+    } catch (err) {
+      this.#logger?.progress({ phase: 'compile', done: ++this.#compiles, what: key, outcome: 'failed', ms: performance.now() - started });
+      throw err;
+    }
+    if (compiled.cacheHit) {
+      this.#logger?.debug(`kernel ${key}: cache hit for ${compiled.arch} in ${compiled.compileMs.toFixed(1)} ms`);
+    } else {
+      this.#logger?.progress({ phase: 'compile', done: ++this.#compiles, what: key, outcome: 'done', ms: compiled.compileMs });
+    }
+    return compiled;
   }
 
   /**

@@ -3,6 +3,7 @@
  * (through hiprtc and the shared disk cache), loads each specialisation once,
  * and hands the op launchers kernels of the same shape as the CUDA backend's.
  */
+import { performance } from 'node:perf_hooks';
 import type { HipDevice } from '../../hip/device.js';
 import type { HipKernel } from '../../hip/kernel.js';
 import { HipModule } from '../../hip/module.js';
@@ -19,6 +20,8 @@ export class HipKernelRegistry {
   readonly #logger: Logger | undefined;
   readonly #modules = new Map<string, HipModule>();
   readonly #kernels = new Map<string, LaunchKernel<HipStream>>();
+  /** Modules compiled (not found in the kernel cache) so far: the progress events' count. */
+  #compiles = 0;
 
   constructor(device: HipDevice, logger: Logger | undefined) {
     this.#device = device;
@@ -46,8 +49,17 @@ export class HipKernelRegistry {
     const key = moduleKey(spec);
     let module = this.#modules.get(key);
     if (!module) {
-      const compiled = compileHipKernelModule(spec, this.sources, { target: this.#device.target });
-      this.#logger?.debug(`kernel ${key}: ${compiled.cacheHit ? 'cache hit' : 'compiled'} for ${compiled.target} in ${compiled.compileMs.toFixed(1)} ms`);
+      // As the CUDA registry: a compile (not a cache hit) is a progress event, a failed one too.
+      const started = performance.now();
+      let compiled: ReturnType<typeof compileHipKernelModule>;
+      try {
+        compiled = compileHipKernelModule(spec, this.sources, { target: this.#device.target });
+      } catch (err) {
+        this.#logger?.progress({ phase: 'compile', done: ++this.#compiles, what: key, outcome: 'failed', ms: performance.now() - started });
+        throw err;
+      }
+      if (compiled.cacheHit) this.#logger?.debug(`kernel ${key}: cache hit for ${compiled.target} in ${compiled.compileMs.toFixed(1)} ms`);
+      else this.#logger?.progress({ phase: 'compile', done: ++this.#compiles, what: key, outcome: 'done', ms: compiled.compileMs });
       module = HipModule.load(this.#device, compiled.image);
       this.#modules.set(key, module);
     }

@@ -179,7 +179,7 @@ describe('8. untyped and mislabelled errors', () => {
 describe('9. accepted although wrong', () => {
   it('unknown option keys are refused with the closest valid name', async () => {
     await expect(GpuCompute.create({ backnd: 'cuda' } as never)).rejects.toThrow(
-      "GpuCompute.create: unknown option backnd; did you mean 'backend'? (valid options: 'backend', 'device', 'logger', 'logLevel', 'poolLimitBytes', 'threads')",
+      "GpuCompute.create: unknown option backnd; did you mean 'backend'? (valid options: 'backend', 'device', 'logger', 'logLevel', 'poolLimitBytes', 'threads', 'onProgress')",
     );
     using g = await cpu();
     using x = g.ones([2, 3]);

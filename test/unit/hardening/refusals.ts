@@ -219,6 +219,7 @@ export const SPECS: Readonly<Record<string, MethodSpec>> = {
           logLevel: ['loud', /unknown logLevel loud/],
           poolLimitBytes: ['1G', /poolLimitBytes must be a positive integer number of bytes, got the string "1G"/],
           threads: [0, /threads must be an integer in \[1, 256\], got 0/],
+          onProgress: ['yes', /onProgress must be a function \(event\) => void, got the string "yes"/],
         },
       },
     },

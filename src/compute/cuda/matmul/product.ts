@@ -60,10 +60,8 @@ export function resolve(backend: CudaContext, params: MatmulParams, withFallback
   const epilogue = [out, ...(params.c ? [c] : []), ...(params.bias ? [bias] : [])];
   // f32 uses tensor cores only when TF32 is allowed.
   const tensorCores = dtype !== 'f32' || params.precision === 'tf32';
-  const families: MatmulFamily[] = [];
-  if (tensorCores && major === 9 && minor === 0 && wgmmaEnabled() && wgmmaEligible(params, dtype, alignA, alignB)) families.push('wgmma');
-  if (tensorCores && major >= 8) families.push('mma');
-  if (families.length === 0 || withFallback) families.push('simt');
+  const families = matmulFamilies(major, minor, tensorCores, wgmmaEligible(params, dtype, alignA, alignB));
+  if (withFallback && !families.includes('simt')) families.push('simt');
   return {
     params,
     dtype,
@@ -78,6 +76,19 @@ export function resolve(backend: CudaContext, params: MatmulParams, withFallback
     alignB,
     vecC: dtype === 'f32' && epilogueVectorOk(params.n, epilogue),
   };
+}
+
+/**
+ * The kernel families a product may use on a device of compute capability `major.minor`, most
+ * preferred first: wgmma on sm_90 (unless `GPUCOMPUTE_MATMUL_WGMMA=0`) when the operands suit TMA,
+ * mma.sync from sm_80, both only with `tensorCores` (16-bit, or tf32 allowed); SIMT otherwise.
+ */
+export function matmulFamilies(major: number, minor: number, tensorCores: boolean, wgmmaOperands: boolean): MatmulFamily[] {
+  const families: MatmulFamily[] = [];
+  if (tensorCores && major === 9 && minor === 0 && wgmmaEnabled() && wgmmaOperands) families.push('wgmma');
+  if (tensorCores && major >= 8) families.push('mma');
+  if (families.length === 0) families.push('simt');
+  return families;
 }
 
 /**
@@ -101,21 +112,26 @@ export function configByName(r: Resolved, name: string): MatmulConfig | undefine
 
 export function variantFor(r: Resolved, config: MatmulConfig): MatmulVariant {
   const p = r.params;
+  return matmulVariant(config, { dtype: r.dtype, transA: p.transA, transB: p.transB, alignA: r.alignA, alignB: r.alignB, vecC: r.vecC });
+}
+
+/** The kernel variant of a configuration for a product of these traits (the module it compiles). */
+export function matmulVariant(config: MatmulConfig, product: Omit<MatmulVariant, 'config'>): MatmulVariant {
   // tf32 wgmma runs on K-major copies (see runWgmma).
-  const kMajorCopies = config.family === 'wgmma' && r.dtype === 'f32';
+  const kMajorCopies = config.family === 'wgmma' && product.dtype === 'f32';
   return {
     config,
-    dtype: r.dtype,
-    transA: kMajorCopies ? false : p.transA,
-    transB: kMajorCopies ? true : p.transB,
-    alignA: kMajorCopies || r.alignA,
-    alignB: kMajorCopies || r.alignB,
-    vecC: config.family === 'simt' && r.vecC,
+    dtype: product.dtype,
+    transA: kMajorCopies ? false : product.transA,
+    transB: kMajorCopies ? true : product.transB,
+    alignA: kMajorCopies || product.alignA,
+    alignB: kMajorCopies || product.alignB,
+    vecC: config.family === 'simt' && product.vecC,
   };
 }
 
 /** Candidates the autotuner times: every configuration of the families, few mma ones beside wgmma. */
-export function tuningCandidates(r: Resolved): MatmulConfig[] {
+export function tuningCandidates(r: Pick<Resolved, 'families' | 'dtype'>): MatmulConfig[] {
   return r.families.flatMap((family) => {
     const all = candidateConfigs(family, r.dtype);
     return family === 'mma' && r.families.includes('wgmma') ? all.slice(-HOPPER_MMA_CANDIDATES) : [...all];

@@ -23,7 +23,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
 async function capture(args: string[], probe: () => InfoReport = fakeReport) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, probe);
+  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, { probe });
   return { code, stdout, stderr };
 }
 

@@ -18,6 +18,8 @@ export default defineConfig({
           hookTimeout: 120_000,
           // One GPU, one process: tests share the device and its primary context.
           fileParallelism: false,
+          // On a GPU, the kernels the tests use compile first, on every core (nothing without one).
+          globalSetup: ['test/gpu/warmup-setup.ts'],
         },
       },
       {
@@ -29,6 +31,7 @@ export default defineConfig({
           hookTimeout: 120_000,
           // GPU backends share the device and its primary context, as in the gpu project.
           fileParallelism: false,
+          globalSetup: ['test/gpu/warmup-setup.ts'],
         },
       },
     ],

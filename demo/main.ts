@@ -7,10 +7,18 @@
  * On a GPU each stage is compared with the CPU backend run on the same input;
  * on the CPU it is compared with a float64 reference written out below. The
  * process exits with status 1 if any stage is off.
+ *
+ * On a CUDA GPU the stages' kernels are compiled side by side on every core
+ * from the start, while the device opens (warmupKernels, with a progress line),
+ * not one after another as each op first needs its own: with an empty kernel
+ * cache that is most of the run.
  */
 import { performance } from 'node:perf_hooks';
 import { erf } from '../src/compute/cpu/special-functions.js';
-import { GpuCompute, type Tensor } from '../src/compute/index.js';
+import { GpuCompute, ProgressLine, warmupKernels, type ProgressEvent, type ProgressListener, type Tensor, type WarmupOp } from '../src/compute/index.js';
+
+/** The ops the stages (and their inputs) use: on CUDA their kernels are compiled ahead, in parallel. */
+const DEMO_OPS: WarmupOp[] = ['rand', 'randn', 'mul', 'add', 'gelu', 'layerNorm', 'softmax', 'argmax', 'sum', 'max', 'mean'];
 
 const ROWS = 2048;
 const COLS = 1024;
@@ -137,6 +145,8 @@ function formatBytes(bytes: number): string {
 
 async function main(): Promise<number> {
   console.log('GpuCompute demo\n');
+  // Where a CUDA device answers, its kernels compile from now on, on the other cores, while it opens.
+  const warmup = startWarmup();
   const gpu = await GpuCompute.create({
     backend: 'auto',
     logLevel: 'info',
@@ -150,6 +160,8 @@ async function main(): Promise<number> {
   console.log(`  ${info.backend === 'cpu' ? 'cores' : 'SMs  '}         ${info.multiprocessorCount}`);
   console.log(`  tensor cores  ${info.tensorCores ? 'yes' : 'no'}, native fp16 ${info.fp16 ? 'yes' : 'no'}, bf16 ${info.bf16 ? 'yes' : 'no'}`);
   for (const { backend, reason } of gpu.skipped) console.log(`  skipped ${backend.padEnd(6)}${reason}`);
+
+  if (gpu.kind === 'cuda') await warmup.finish();
 
   const checker = gpu.kind === 'cpu' ? undefined : await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
   console.log(
@@ -209,6 +221,33 @@ async function main(): Promise<number> {
   gpu.dispose();
   console.log(failures === 0 ? '\nAll stages match.' : `\n${failures} stage(s) do not match.`);
   return failures === 0 ? 0 : 1;
+}
+
+/**
+ * Starts compiling the stages' f32 kernels for the current CUDA device on every core (what the
+ * kernel cache holds already is skipped), keeping the progress events until `finish` shows them
+ * as a progress line and waits for the rest. Without a CUDA device the warmup is refused at once
+ * and `finish` is not called. Should it fail, each op compiles its kernels on first use.
+ */
+function startWarmup(): { finish(): Promise<void> } {
+  const early: ProgressEvent[] = [];
+  let show: ProgressListener = (event) => early.push(event);
+  const running = warmupKernels({ ops: DEMO_OPS, dtypes: ['f32'], onProgress: (event) => show(event) });
+  running.catch(() => {}); // handled by finish(), or of no interest without a CUDA device
+  return {
+    async finish() {
+      const line = new ProgressLine(process.stdout, '  compiling kernels');
+      for (const event of early) line.update(event);
+      show = line.update;
+      try {
+        const r = await running;
+        const failed = r.failed.length > 0 ? `, ${r.failed.length} failed (${r.failed.map((f) => f.module).join(', ')})` : '';
+        line.end(`\nKernels: ${r.compiled} compiled on ${r.jobs} threads, ${r.cached} already cached${failed}, in ${(r.wallMs / 1000).toFixed(2)} s`);
+      } catch (err) {
+        line.end(`\nKernel warmup skipped (${err instanceof Error ? err.message : String(err)}): each op compiles its kernels on first use`);
+      }
+    },
+  };
 }
 
 /** The stage on the CPU backend, fed the very values the device used. */

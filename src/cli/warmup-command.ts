@@ -119,7 +119,7 @@ export async function runWarmup(args: WarmupArgs, io: WarmupIo): Promise<number>
 export function renderWarmup(r: WarmupResult): string {
   const target = r.compileArch === r.arch ? r.arch : `${r.arch} (as ${r.compileArch})`;
   const lines = [
-    `Kernel warmup for ${target} with NVRTC ${r.nvrtcVersion}: ${r.total} modules in ${formatDuration(r.wallMs)} on ${r.jobs} ${r.jobs === 1 ? 'job' : 'jobs'}`,
+    `Kernel warmup for ${target} with NVRTC ${r.nvrtcVersion}: ${r.total} modules in ${formatDuration(r.wallMs)}, ${r.jobs === 0 ? 'nothing to compile' : `on ${r.jobs} ${r.jobs === 1 ? 'job' : 'jobs'}`}`,
     `  compiled        ${r.compiled}`,
     `  already cached  ${r.cached}`,
     `  failed          ${r.failed.length}`,

@@ -84,7 +84,7 @@ describe('gpucompute warmup (in process, fake warmup)', () => {
     expect(r.stderr).toBe('compiling kernels 2/3 softmax.cu?GC_DTYPE=GC_F32 (812 ms)\ncompiling kernels 3/3 layernorm.cu?GC_DTYPE=GC_F32 (950 ms)\n');
     expect(r.stdout).toBe(
       [
-        'Kernel warmup for sm_90 with NVRTC 12.8: 3 modules in 1.2 s on 2 jobs',
+        'Kernel warmup for sm_90 with NVRTC 12.8: 3 modules in 1.2 s, on 2 jobs',
         '  compiled        2',
         '  already cached  1',
         '  failed          0',
@@ -92,6 +92,11 @@ describe('gpucompute warmup (in process, fake warmup)', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('says when everything was cached already, and names the arch compiled for when it differs', async () => {
+    const r = await capture(['warmup'], fakeWarmup(result({ jobs: 0, compiled: 0, cached: 3, arch: 'sm_120', compileArch: 'compute_90', wallMs: 12 })).warmup);
+    expect(r.stdout.split('\n')[0]).toBe('Kernel warmup for sm_120 (as compute_90) with NVRTC 12.8: 3 modules in 12 ms, nothing to compile');
   });
 
   it('updates one line on a terminal and clears it before the summary', async () => {

@@ -102,7 +102,7 @@ for (const log2 of small ? [16, 18] : [24, 25, 26]) {
   const a = gpu.randn([n], { seed: 1 });
   const b = gpu.randn([n], { seed: 2 });
   const out = gpu.empty([n]);
-  const plan = { outShape: [n], aStrides: [1], bStrides: [1], kind: 'same' as const };
+  const plan = { shape: [n], outShape: [n], aStrides: [1], bStrides: [1], kind: 'same' as const };
   backend.binary('add', a.view, b.view, out.view, plan);
   const got = out.toArraySync() as Float32Array;
   const ha = a.toArraySync() as Float32Array;

@@ -43,12 +43,12 @@ extern "C" __global__ void binary_same_scalar(const T* __restrict__ a, const T* 
   same_body<1>(a, b, out, n);
 }
 
-// ---- one side is a single element (B_SCALAR: b is; otherwise a is) ----
+// ---- one side is a single value (B_SCALAR: b is; otherwise a is) ----
+// The value comes either from a one-element tensor (binary_scalar_*) or as the kernel argument
+// `s` in the compute type (binary_imm_*: a JS number operand, already rounded to the dtype).
 template <int W, bool B_SCALAR>
-__device__ __forceinline__ void scalar_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n) {
+__device__ __forceinline__ void scalar_body(const T* __restrict__ full, const C s, T* __restrict__ out, idx_t n) {
   const GC_OP op;
-  const T* __restrict__ full = B_SCALAR ? a : b;
-  const T s = B_SCALAR ? b[0] : a[0];
   struct Regs {
     T v[W];
   };
@@ -62,29 +62,39 @@ __device__ __forceinline__ void scalar_body(const T* __restrict__ a, const T* __
       [&](idx_t i, Regs& r) {
         T o[W];
 #pragma unroll
-        for (int k = 0; k < W; ++k) o[k] = narrow<T>(B_SCALAR ? op(widen(r.v[k]), widen(s)) : op(widen(s), widen(r.v[k])));
+        for (int k = 0; k < W; ++k) o[k] = narrow<T>(B_SCALAR ? op(widen(r.v[k]), s) : op(s, widen(r.v[k])));
         store_pack<T, W>(out + i * W, o);
       });
-  pack_tail<W>(n, [&](idx_t i) {
-    out[i] = narrow<T>(B_SCALAR ? op(widen(full[i]), widen(s)) : op(widen(s), widen(full[i])));
-  });
+  pack_tail<W>(n, [&](idx_t i) { out[i] = narrow<T>(B_SCALAR ? op(widen(full[i]), s) : op(s, widen(full[i]))); });
 }
 
 extern "C" __global__ void binary_scalar_b_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                idx_t n) {
-  scalar_body<VecWidth<T>::value, true>(a, b, out, n);
+  scalar_body<VecWidth<T>::value, true>(a, widen(b[0]), out, n);
 }
 extern "C" __global__ void binary_scalar_b_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                   idx_t n) {
-  scalar_body<1, true>(a, b, out, n);
+  scalar_body<1, true>(a, widen(b[0]), out, n);
 }
 extern "C" __global__ void binary_scalar_a_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                idx_t n) {
-  scalar_body<VecWidth<T>::value, false>(a, b, out, n);
+  scalar_body<VecWidth<T>::value, false>(b, widen(a[0]), out, n);
 }
 extern "C" __global__ void binary_scalar_a_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                   idx_t n) {
-  scalar_body<1, false>(a, b, out, n);
+  scalar_body<1, false>(b, widen(a[0]), out, n);
+}
+extern "C" __global__ void binary_imm_b_vec(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
+  scalar_body<VecWidth<T>::value, true>(x, s, out, n);
+}
+extern "C" __global__ void binary_imm_b_scalar(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
+  scalar_body<1, true>(x, s, out, n);
+}
+extern "C" __global__ void binary_imm_a_vec(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
+  scalar_body<VecWidth<T>::value, false>(x, s, out, n);
+}
+extern "C" __global__ void binary_imm_a_scalar(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
+  scalar_body<1, false>(x, s, out, n);
 }
 
 // ---- one side is a row [cols] repeated over [rows, cols] (B_ROW: b is the row) ----

@@ -71,6 +71,8 @@ export class OutOfMemoryError extends GpuError {
   readonly limitBytes: number | undefined;
   readonly deviceFreeBytes: number | undefined;
   readonly deviceTotalBytes: number | undefined;
+  /** Tensor allocations of the GpuCompute still live when it failed (set by GpuCompute; undefined from the raw tiers). */
+  liveTensors: number | undefined = undefined;
   constructor(details: {
     requestedBytes: number;
     inUseBytes: number;
@@ -120,5 +122,15 @@ export class UnsupportedOperationError extends GpuError {
     super('UNSUPPORTED_OPERATION', `${operation} is not available on the ${backend} backend: ${reason}`);
     this.operation = operation;
     this.backend = backend;
+  }
+}
+
+/**
+ * Work that a captured graph cannot hold was asked for while `gpu.capture` recorded: a host read
+ * or write, a synchronisation, a nested capture, or a replay with inputs of other shapes.
+ */
+export class CaptureError extends GpuError {
+  constructor(message: string) {
+    super('CAPTURE', message);
   }
 }

@@ -17,6 +17,7 @@ import type { MatmulActivation } from './core/matmul-plan.js';
 import { resolvePoolLimit } from './core/pool-limit.js';
 import { checkChoice, checkFlag, checkInteger, checkOptions, describeValue, optionKeys } from './core/validation.js';
 import { attention, type AttentionOptions, type AttentionResult } from './ops/attention.js';
+import { capture, type CapturedFunction, type CaptureResult } from './ops/capture.js';
 import { copy, full, tensor, type TensorData } from './ops/creation.js';
 import {
   activationGrad,
@@ -467,6 +468,62 @@ export class GpuCompute {
   }
 
   // ----------------------------------------------- memory, streams, life
+
+  /**
+   * Runs `fn` and disposes every tensor created while it ran, except the ones it returns (a
+   * tensor, or tensors inside arrays, Maps, Sets and plain objects) and those passed to
+   * {@link GpuCompute.keep}; if `fn` throws, all of them. Returned tensors belong to the
+   * enclosing scope when scopes nest. Memory comes back at once, where a forgotten `dispose()`
+   * waits for the garbage collector, which runs only when the event loop gets control:
+   *
+   * ```ts
+   * for (let step = 0; step < 1000; step++) {
+   *   const loss = gpu.scope(() => {
+   *     const d = gpu.sub(model(x), y); // disposed when the scope ends
+   *     return gpu.mean(gpu.mul(d, d)); // returned: the caller disposes it
+   *   });
+   *   losses.push(loss.toArraySync()[0]!);
+   *   loss.dispose();
+   * }
+   * ```
+   * `fn` must be synchronous: one that returns a promise is refused with InvalidArgumentError.
+   */
+  scope<T>(fn: () => T): T {
+    this.#session.assertLive();
+    return this.#session.scopes.run('scope', fn);
+  }
+
+  /**
+   * Records `fn`, a function of GpuCompute ops, once and returns a function that replays it with
+   * new inputs of the same shapes and dtypes as `exampleInputs`: on CUDA one graph launch for the
+   * whole function instead of a launch (and its host cost) per op. `fn` runs once eagerly first
+   * (compiling and tuning what it uses), then once recorded on a private stream; the tensors it
+   * creates and does not return are disposed as in {@link GpuCompute.scope}, and their memory stays
+   * reserved to the graph until the capture is disposed. A call copies its inputs into the
+   * capture's input slots, replays, and returns copies of the outputs (the caller disposes them).
+   *
+   * ```ts
+   * const step = gpu.capture((x, h) => gpu.tanh(gpu.add(gpu.matmul(x, w), h)), [x0, h0]);
+   * const h1 = step(x1, h0); // one graph launch
+   * step.dispose();
+   * ```
+   * `fn` must return tensors its ops created (a tensor, an array or an object of them). What a
+   * graph cannot hold throws {@link CaptureError} while recording: host reads and writes
+   * (`toArray`, `gpu.tensor`, `svd`'s host steps), `synchronize`, a nested capture; so does a call
+   * with inputs of other shapes. Random ops without a seed draw their seed when recorded, so each
+   * replay repeats their numbers. Backends without graphs (the CPU, WebGPU, HIP) run `fn`
+   * eagerly with the same checks; `graphed` says which.
+   */
+  capture<A extends Tensor[], R extends CaptureResult>(fn: (...inputs: A) => R, exampleInputs: A): CapturedFunction<A, R> {
+    return capture(this.#session, fn, exampleInputs);
+  }
+
+  /** Exempts `t` from every {@link GpuCompute.scope}: no scope disposes it, the caller does. Returns `t`. */
+  keep<D extends DType>(t: Tensor<D>): Tensor<D> {
+    this.#session.checkTensor('keep', t, 't');
+    this.#session.scopes.keep(t);
+    return t;
+  }
 
   /** Pool counters: bytes in use, cached, peak, live allocations, limit. */
   memoryStats(): PoolStats {

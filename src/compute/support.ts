@@ -13,8 +13,8 @@ interface OpGroup {
   readonly ops: string;
   /** Optional backend ops every op of the group needs. */
   readonly needs: readonly OptionalOp[];
-  /** An optional backend op that only speeds the group up (the group runs without it). */
-  readonly accelerated?: OptionalOp;
+  /** An optional backend op that only speeds the group up, and how the group runs without it. */
+  readonly accelerated?: { readonly op: OptionalOp; readonly without: string };
 }
 
 /** The op groups, as the README lists them. */
@@ -26,7 +26,8 @@ const OP_GROUPS: readonly OpGroup[] = [
   { ops: 'matmul, linear', needs: ['matmul'] },
   { ops: 'attention', needs: ['attention'] },
   { ops: 'gru, gruCell, gruRollout', needs: ['matmul', 'gruRecurrence'] },
-  { ops: 'svd', needs: ['matmul'], accelerated: 'denseLinalg' },
+  { ops: 'svd', needs: ['matmul'], accelerated: { op: 'denseLinalg', without: 'dense steps on the host' } },
+  { ops: 'capture', needs: [], accelerated: { op: 'recordGraph', without: 'runs the function eagerly' } },
 ];
 
 /** How a backend runs an op group. */
@@ -55,8 +56,8 @@ function support(group: OpGroup, unsupported: Readonly<Partial<Record<OptionalOp
   const blocking = missing.filter((op) => !(COMPOSED_OPS as readonly OptionalOp[]).includes(op));
   if (blocking.length > 0) return { status: 'unsupported', reason: blocking.map((op) => `${op}: ${unsupported[op]}`).join('; ') };
   if (missing.length > 0) return { status: 'composed', from: 'the core ops' };
-  const slower = group.accelerated !== undefined && unsupported[group.accelerated] !== undefined;
-  return slower ? { status: 'native', note: 'dense steps on the host' } : { status: 'native' };
+  const slower = group.accelerated !== undefined && unsupported[group.accelerated.op] !== undefined;
+  return slower ? { status: 'native', note: group.accelerated!.without } : { status: 'native' };
 }
 
 /** The table as markdown, one column per backend (aliases aside). */

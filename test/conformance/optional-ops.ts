@@ -9,6 +9,7 @@ import type { BackendRegistration } from '../../src/compute/backend/registration
 
 /** Every optional op; `satisfies` makes a new one in `OptionalOps` a compile error here until it is listed. */
 const OPTIONAL = {
+  binaryScalar: true,
   activationGrad: true,
   dropout: true,
   softmax: true,
@@ -17,6 +18,7 @@ const OPTIONAL = {
   attention: true,
   gruRecurrence: true,
   denseLinalg: true,
+  recordGraph: true,
 } as const satisfies Record<OptionalOp, true>;
 
 export const OPTIONAL_OPS = Object.keys(OPTIONAL) as OptionalOp[];

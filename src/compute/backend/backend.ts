@@ -135,11 +135,15 @@ export interface BackendCore {
 
 /**
  * Ops a backend may leave out. Where one can be composed correctly from others, a backend without
- * it gets the composition (`composed-ops.ts`: softmax, layerNorm, and attention on top of
- * matmul); otherwise the op is unavailable on that backend, with the reason the backend gives in
+ * it gets the composition (`composed-ops.ts`: binaryScalar, softmax, layerNorm); otherwise the op is unavailable on that backend, with the reason the backend gives in
  * {@link Backend.unsupported}, and the front-end refuses it with an UnsupportedOperationError.
  */
 export interface OptionalOps {
+  /**
+   * out = x op scalar, or scalar op x when `scalarFirst`: a binary op with a JS number operand,
+   * passed to the kernel as an argument. `scalar` is already rounded to x's dtype.
+   */
+  binaryScalar(op: BinaryOp, x: TensorView, scalar: number, scalarFirst: boolean, out: TensorView): void;
   /** Backward of an activation: out = dy · f'(x). */
   activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha?: number): void;
   /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
@@ -165,6 +169,22 @@ export interface OptionalOps {
    * none at run time (the library did not load), and the SVD then runs its host path.
    */
   denseLinalg(): DenseLinalg | undefined;
+  /**
+   * Records the work `fn` queues (on a private stream) into a graph instead of running it:
+   * `gpu.capture`. While it records, host reads and writes and synchronisation throw
+   * CaptureError, and every pool block allocated or freed joins the graph's reservation.
+   */
+  recordGraph(fn: () => void): RecordedGraph;
+}
+
+/** Work recorded by {@link OptionalOps.recordGraph}, replayed with one launch. */
+export interface RecordedGraph {
+  /** Queues the recorded work on the current stream, after what is queued there (and on the buffers' last streams). */
+  replay(): void;
+  /** Pool bytes the graph holds: every block its work allocated or freed. */
+  readonly reservedBytes: number;
+  /** Frees the graph and its reserved memory (waits for replays in flight). Idempotent. */
+  dispose(): void;
 }
 
 /** The name of an optional op. */

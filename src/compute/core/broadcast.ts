@@ -4,7 +4,7 @@
  * adjacent dims collapsed so backends walk as few dims as possible.
  */
 import { InvalidArgumentError } from '../../errors.js';
-import { formatShape, rowMajorStrides } from './shape.js';
+import { formatShape, rowMajorStrides, sameShape, shapeSize } from './shape.js';
 
 /**
  * Broadcast plan computed once by the front-end: output shape and per-input
@@ -13,6 +13,9 @@ import { formatShape, rowMajorStrides } from './shape.js';
  * `rowB`: b is `[cols]` over a `[rows, cols]` a (and `rowA` the mirror).
  */
 export interface BroadcastPlan {
+  /** The output's shape, as broadcasting gives it (before any collapsing). */
+  shape: readonly number[];
+  /** The output's dims after collapsing. */
   outShape: number[];
   aStrides: number[];
   bStrides: number[];
@@ -56,6 +59,26 @@ function stridesWithin(shape: readonly number[], outShape: readonly number[]): n
  * broadcast or when the broadcast cannot be collapsed to six dims.
  */
 export function planBroadcast(op: string, aShape: readonly number[], bShape: readonly number[]): BroadcastPlan {
+  if (sameShape(aShape, bShape)) {
+    // The common case, planned without the general walk: one dense dim.
+    const size = shapeSize(aShape);
+    return { shape: aShape, outShape: [size], aStrides: [1], bStrides: [1], kind: 'same' };
+  }
+  const key = `${aShape.join(',')}|${bShape.join(',')}`;
+  let plan = plans.get(key);
+  if (plan === undefined) {
+    plan = Object.freeze(planShapes(op, aShape, bShape));
+    if (plans.size >= MAX_CACHED_PLANS) plans.delete(plans.keys().next().value!);
+    plans.set(key, plan);
+  }
+  return plan;
+}
+
+/** Plans of recent shape pairs (apps call the same ops on the same shapes over and over). */
+const plans = new Map<string, BroadcastPlan>();
+const MAX_CACHED_PLANS = 512;
+
+function planShapes(op: string, aShape: readonly number[], bShape: readonly number[]): BroadcastPlan {
   const fullShape = broadcastShapes(op, aShape, bShape);
   const fullA = stridesWithin(aShape, fullShape);
   const fullB = stridesWithin(bShape, fullShape);
@@ -93,12 +116,19 @@ export function planBroadcast(op: string, aShape: readonly number[], bShape: rea
         `after merging contiguous ones; at most ${MAX_BROADCAST_RANK} are supported`,
     );
   }
-  return { outShape, aStrides, bStrides, kind: planKind(outShape, aStrides, bStrides) };
+  return { shape: fullShape, outShape, aStrides, bStrides, kind: planKind(outShape, aStrides, bStrides) };
+}
+
+function allZero(strides: number[]): boolean {
+  for (const v of strides) if (v !== 0) return false;
+  return true;
+}
+
+function dense(strides: number[]): boolean {
+  return strides.length === 1 && strides[0] === 1;
 }
 
 function planKind(outShape: number[], aStrides: number[], bStrides: number[]): BroadcastPlan['kind'] {
-  const allZero = (s: number[]) => s.every((v) => v === 0);
-  const dense = (s: number[]) => s.length === 1 && s[0] === 1;
   if (outShape.length === 1 && outShape[0] === 1) return 'same';
   if (dense(aStrides) && dense(bStrides)) return 'same';
   if (allZero(bStrides)) return 'scalarB';

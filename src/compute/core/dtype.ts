@@ -111,6 +111,20 @@ export function bf16BitsToF32(h: number): number {
   return scratchF32[0]!;
 }
 
+/** `x` rounded as a tensor of `dtype` stores it (i32 values are taken as they are: callers check them). */
+export function roundToDType(x: number, dtype: DType): number {
+  switch (dtype) {
+    case 'f32':
+      return Math.fround(x);
+    case 'f16':
+      return f16BitsToF32(f32ToF16Bits(x));
+    case 'bf16':
+      return bf16BitsToF32(f32ToBf16Bits(x));
+    case 'i32':
+      return x;
+  }
+}
+
 /** Converts numbers to f16 bit patterns (see {@link f32ToF16Bits}). */
 export function toF16Array(values: ArrayLike<number>): Uint16Array {
   const out = new Uint16Array(values.length);

@@ -141,6 +141,11 @@ function splitBatch(
 ): MatmulCall[] {
   const rank = batchShape.length;
   const hasC = cBatch !== undefined;
+  if (rank === 0) {
+    // A plain product: one call, no batch (the common small-op case, planned without the walk below).
+    const one = { aOffset: 0, bOffset: 0, cOffset: 0, outOffset: 0, batch: 1, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0, m };
+    return [foldBatch(one, m, k, n, transA, hasC)];
+  }
   const operands = [
     { dims: aBatch, matrix: m * k },
     { dims: bBatch, matrix: k * n },

@@ -2,6 +2,7 @@
  * The reductions, defined once, and how a reduction over one axis (or everything) is planned:
  * the input seen as `[outer, axisLen, inner]`, and the output's shape.
  */
+import { shapeSize } from './shape.js';
 
 /** How one reduction is offered. */
 export interface ReduceOpDefinition {
@@ -42,9 +43,8 @@ export function planReduction(shape: readonly number[], axis: number | undefined
     const size = shape.reduce((p, d) => p * d, 1);
     return { plan: { outer: 1, axisLen: size, inner: 1 }, outShape: keepDims ? shape.map(() => 1) : [] };
   }
-  const product = (dims: readonly number[]) => dims.reduce((p, d) => p * d, 1);
   return {
-    plan: { outer: product(shape.slice(0, axis)), axisLen: shape[axis]!, inner: product(shape.slice(axis + 1)) },
+    plan: { outer: shapeSize(shape.slice(0, axis)), axisLen: shape[axis]!, inner: shapeSize(shape.slice(axis + 1)) },
     outShape: keepDims ? shape.map((d, i) => (i === axis ? 1 : d)) : shape.filter((_, i) => i !== axis),
   };
 }

@@ -4,14 +4,16 @@
  * and stream ordering of {@link PooledBackend}, and the kernels under
  * `kernels/` compiled on first use.
  */
+import { DisposedError } from '../../errors.js';
 import type { Context } from '../../driver/context.js';
 import { Device } from '../../driver/device.js';
 import { Event } from '../../driver/event.js';
+import { Graph, type GraphExec } from '../../driver/graph.js';
 import { driverGetVersion } from '../../driver/raw/init.js';
 import { memcpyDtoDAsync, memcpyDtoHAsync } from '../../driver/raw/memory.js';
 import { Stream } from '../../driver/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
-import type { Backend, DeviceInfo } from '../backend/backend.js';
+import type { Backend, DeviceInfo, RecordedGraph } from '../backend/backend.js';
 import type { DenseLinalg } from '../backend/dense-linalg.js';
 import { OpStates } from '../backend/op-states.js';
 import type { AttentionParams } from '../core/attention-params.js';
@@ -21,7 +23,7 @@ import type { MatmulParams } from '../core/matmul-plan.js';
 import { resolvePoolLimit } from '../core/pool-limit.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
 import type { PoolStrategy } from '../gpu/memory-pool.js';
-import { PooledBackend, type PooledRuntime } from '../gpu/pooled-backend.js';
+import { PooledBackend, type PooledRuntime, type PooledStream, type RecordedMemory } from '../gpu/pooled-backend.js';
 import { cudaAttention } from './attention/attention.js';
 import { BlockCounters } from './block-counters.js';
 import type { CudaContext } from './cuda-context.js';
@@ -104,6 +106,8 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   readonly states: OpStates<CudaContext> = new OpStates<CudaContext>(this);
   readonly #staging: PinnedStaging;
   readonly #counters: BlockCounters;
+  /** Captured graphs not yet disposed (released with the backend). */
+  readonly #graphs = new Set<RecordedGraph>();
 
   /** @internal Use {@link createCudaBackend}. */
   constructor(
@@ -156,7 +160,76 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
 
   synchronize(): void {
     this.checkOpen();
+    this.assertNotRecording('synchronize (also toArraySync and every other host read)');
     this.context.synchronize();
+  }
+
+  /**
+   * Captures `fn`'s work as a CUDA graph on the backend's private capture stream. The device is
+   * synchronised first, so the captured work never waits on other streams; relaxed capture mode
+   * lets the pool grow (cuMemAlloc) while recording.
+   */
+  recordGraph(fn: () => void): RecordedGraph {
+    this.checkOpen();
+    this.assertNotRecording('capture (captures do not nest)');
+    this.context.synchronize();
+    const stream = this.privateStream(0);
+    // The stream's reduction counter must exist before capture: creating it synchronises.
+    this.#counters.address(stream.id);
+    this.startRecording(stream);
+    let graph: Graph | undefined;
+    let memory: RecordedMemory<Stream, Event>;
+    try {
+      graph = Graph.capture(stream.stream, fn, { mode: 'relaxed' });
+    } finally {
+      memory = this.stopRecording();
+      if (graph === undefined) this.pool.releaseReservation(memory.reservation, this.#defaultStream());
+    }
+    let exec: GraphExec;
+    try {
+      exec = graph.instantiate();
+    } catch (err) {
+      this.pool.releaseReservation(memory.reservation, this.#defaultStream());
+      throw err;
+    } finally {
+      graph.dispose();
+    }
+    const recorded = this.#replayable(exec, memory);
+    this.#graphs.add(recorded);
+    return recorded;
+  }
+
+  /** Replays order the graph's outside buffers, and one replay after another, onto the replaying stream. */
+  #replayable(exec: GraphExec, memory: RecordedMemory<Stream, Event>): RecordedGraph {
+    let last: PooledStream<Stream, Event> | undefined;
+    let disposed = false;
+    const graph: RecordedGraph = {
+      reservedBytes: memory.reservation.bytes,
+      replay: () => {
+        if (disposed) throw new DisposedError('The captured graph');
+        this.assertNotRecording('a replay');
+        const current = this.orderOnCurrent(memory.external);
+        if (last !== undefined && last !== current) this.orderStreams(last, current);
+        this.context.makeCurrent();
+        exec.launch(current.stream);
+        last = current;
+      },
+      dispose: () => {
+        if (disposed) return;
+        disposed = true;
+        this.#graphs.delete(graph);
+        exec.dispose();
+        if (this.context.unusable) return;
+        // No replay may still run when the reserved blocks go back to the arenas.
+        this.context.synchronize();
+        this.pool.releaseReservation(memory.reservation, this.#defaultStream());
+      },
+    };
+    return graph;
+  }
+
+  #defaultStream(): PooledStream<Stream, Event> {
+    return this.currentStream() as PooledStream<Stream, Event>;
   }
 
   protected settle(): void {
@@ -164,6 +237,7 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   }
 
   protected releaseResources(): void {
+    for (const graph of [...this.#graphs]) graph.dispose();
     this.#staging.dispose();
     this.#counters.dispose();
     // Library handles, graphs and modules belong to the context: release them before it goes.

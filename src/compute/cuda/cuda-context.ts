@@ -33,6 +33,8 @@ export interface CudaContext extends LaunchContext<Stream> {
   readonly states: OpStates<CudaContext>;
   /** The runtime stream work is queued on now. */
   readonly stream: Stream;
+  /** True while `gpu.capture` records: ops must queue work only (no synchronisation, no nested capture). */
+  readonly capturing: boolean;
   kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): RegisteredKernel;
   alloc(byteLength: number): CudaBuffer;
   free(buffer: CudaBuffer): void;

@@ -154,10 +154,17 @@ export function problemClassKey(p: {
   alignB: boolean;
   vecC: boolean;
 }): string {
-  const bucket = (x: number) => (x <= 1 ? 0 : Math.ceil(Math.log2(x)));
-  const bits = (...b: boolean[]) => b.map((x) => (x ? '1' : '0')).join('');
   return (
-    `${p.device}|${p.dtype}|${p.precision}|t${bits(p.transA, p.transB)}|a${bits(p.alignA, p.alignB, p.vecC)}|` +
+    `${p.device}|${p.dtype}|${p.precision}|t${bit(p.transA)}${bit(p.transB)}|a${bit(p.alignA)}${bit(p.alignB)}${bit(p.vecC)}|` +
     `m${bucket(p.m)}n${bucket(p.n)}k${bucket(p.k)}b${bucket(p.batch)}`
   );
+}
+
+/** The power-of-two bucket of a dim: products within one bucket share a tuning record. */
+function bucket(x: number): number {
+  return x <= 1 ? 0 : Math.ceil(Math.log2(x));
+}
+
+function bit(b: boolean): string {
+  return b ? '1' : '0';
 }

@@ -19,6 +19,8 @@ const BLOCK_LIMIT = 512;
 const UNARY_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'f32'];
 const GRAD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', 'f32'];
 const BINARY_FLAT_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64'];
+const BINARY_IMM_F32_SIGNATURE: readonly ArgType[] = ['ptr', 'f32', 'ptr', 'u64'];
+const BINARY_IMM_I32_SIGNATURE: readonly ArgType[] = ['ptr', 'i32', 'ptr', 'u64'];
 const BINARY_ROW_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', 'u32'];
 const BINARY_GENERAL32_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u32', ...new Array<ArgType>(18).fill('u32')];
 const BINARY_GENERAL64_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', ...new Array<ArgType>(18).fill('u64')];
@@ -107,10 +109,21 @@ export function activationGrad<S>(
   k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(dy), ctx.address(out), x.size, alpha);
 }
 
+/** out = x op scalar (scalar op x when `scalarFirst`), the scalar a kernel argument in the compute type (f32, or i32). */
+export function binaryScalar<S>(ctx: LaunchContext<S>, op: BinaryOp, x: TensorView, scalar: number, scalarFirst: boolean, out: TensorView): void {
+  const stream = ctx.enqueue(x, out);
+  const access = accessKind(x, out);
+  const name = `binary_imm_${scalarFirst ? 'a' : 'b'}_${access}`;
+  const signature = x.dtype === 'i32' ? BINARY_IMM_I32_SIGNATURE : BINARY_IMM_F32_SIGNATURE;
+  const k = ctx.kernel(`binary|${op}|${x.dtype}|${name}`, () => binarySpec(op, x.dtype), name, signature);
+  const shape = k.shape(BLOCK_LIMIT);
+  const grid = tileGrid(packs(x.size, access, vectorWidth(x.dtype)), shape.block);
+  k.launch({ grid, block: shape.block, stream }, ctx.address(x), scalar, ctx.address(out), x.size);
+}
+
 export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
   const stream = ctx.enqueue(a, b, out);
   const launch = planBinary(plan, a, b, out);
-  const spec = () => binarySpec(op, out.dtype);
   const key = `binary|${op}|${out.dtype}|${launch.kernel}`;
   const pa = ctx.address(a);
   const pb = ctx.address(b);
@@ -118,14 +131,14 @@ export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b:
   const width = vectorWidth(out.dtype);
   switch (launch.kind) {
     case 'flat': {
-      const k = ctx.kernel(key, spec, launch.kernel, BINARY_FLAT_SIGNATURE);
+      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, BINARY_FLAT_SIGNATURE);
       const shape = k.shape(BLOCK_LIMIT);
       const access = launch.kernel.endsWith('_vec') ? 'vec' : 'scalar';
       k.launch({ grid: tileGrid(packs(launch.n, access, width), shape.block), block: shape.block, stream }, pa, pb, po, launch.n);
       return;
     }
     case 'row': {
-      const k = ctx.kernel(key, spec, launch.kernel, BINARY_ROW_SIGNATURE);
+      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, BINARY_ROW_SIGNATURE);
       const shape = k.shape(BLOCK_LIMIT);
       const access = launch.kernel.endsWith('_vec') ? 'vec' : 'scalar';
       const grid = gridFor(packs(launch.n, access, width), shape);
@@ -134,7 +147,7 @@ export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b:
     }
     case 'general': {
       const signature = launch.kernel === 'binary_general32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
-      const k = ctx.kernel(key, spec, launch.kernel, signature);
+      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, signature);
       const shape = k.shape(BLOCK_LIMIT);
       k.launch({ grid: gridFor(launch.n, shape), block: shape.block, stream }, pa, pb, po, launch.n, ...launch.args);
       return;

@@ -127,6 +127,8 @@ export function portableKernelNames(spec: ModuleSpec): string[] {
         ...both('binary_same'),
         ...both('binary_scalar_a'),
         ...both('binary_scalar_b'),
+        ...both('binary_imm_a'),
+        ...both('binary_imm_b'),
         ...both('binary_row_a'),
         ...both('binary_row_b'),
         'binary_general32',

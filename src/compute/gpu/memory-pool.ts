@@ -128,6 +128,31 @@ interface Arena {
   adopt(block: PoolBlock, size: number): PoolBlock;
 }
 
+/**
+ * The blocks of a captured graph (see {@link MemoryPool.beginRecording}): every block allocated
+ * or freed while the capture ran. A replay writes them, so none goes back to an arena until the
+ * graph is gone; blocks freed during the capture are reused by later allocations of the same
+ * capture only, which run after them in the graph's order.
+ */
+export class Reservation {
+  /** Every block the graph may touch. */
+  readonly blocks = new Set<PoolBlock>();
+  /** Blocks of `blocks` the capture freed: reusable by the capture itself. */
+  readonly parked: PoolBlock[] = [];
+  /** Bytes of `blocks`. */
+  bytes = 0;
+
+  /** Takes the smallest parked block of at least `size` bytes. */
+  takeParked(size: number): PoolBlock | undefined {
+    let best = -1;
+    for (let i = 0; i < this.parked.length; i++) {
+      const b = this.parked[i]!;
+      if (b.size >= size && (best < 0 || b.size < this.parked[best]!.size)) best = i;
+    }
+    return best < 0 ? undefined : this.parked.splice(best, 1)[0];
+  }
+}
+
 /** Request → rounded block size. */
 export function roundBlockSize(bytes: number): number {
   return Math.max(POOL_GRANULE, Math.ceil(bytes / POOL_GRANULE) * POOL_GRANULE);
@@ -401,6 +426,10 @@ export class MemoryPool<S extends object> {
   private frees = 0;
   /** Set once a second stream uses the pool: from then on frees record events. */
   private multiStream = false;
+  /** The reservation of the capture running now, if any. */
+  private recording: Reservation | undefined = undefined;
+  /** Reservations of captured graphs that still exist; their blocks never return to an arena. */
+  private readonly reservations = new Set<Reservation>();
 
   constructor(device: PoolDevice<S>, options: MemoryPoolOptions = {}) {
     const { limitBytes, strategy = 'best-fit' } = options;
@@ -424,6 +453,11 @@ export class MemoryPool<S extends object> {
       throw new InvalidArgumentError(`allocation size must be a non-negative integer, got ${String(bytes)}`);
     }
     const size = roundBlockSize(bytes);
+    const recording = this.recording;
+    if (recording) {
+      const parked = recording.takeParked(size);
+      if (parked) return parked;
+    }
     const arena = this.arenaOf(stream);
     let block = arena.take(size);
     if (!block && this.multiStream) block = this.takeFromOtherStreams(size, stream);
@@ -436,6 +470,7 @@ export class MemoryPool<S extends object> {
     this.inUseBytes += block.size;
     if (this.inUseBytes > this.peakBytes) this.peakBytes = this.inUseBytes;
     this.liveBlocks++;
+    if (recording) this.reserve(recording, block);
     return block;
   }
 
@@ -446,6 +481,65 @@ export class MemoryPool<S extends object> {
   free(block: PoolBlock, stream: S): void {
     if (block.free) throw new InvalidArgumentError('memory pool: block freed twice');
     if (!this.segments.has(block.segment)) throw new InvalidArgumentError('memory pool: block does not belong to this pool');
+    // A block a graph may touch stays with the graph (and counts as in use) until its reservation ends.
+    const recording = this.recording;
+    if (recording) {
+      if (!recording.blocks.has(block)) this.reserve(recording, block);
+      recording.parked.push(block);
+      return;
+    }
+    for (const r of this.reservations) {
+      if (r.blocks.has(block)) {
+        r.parked.push(block);
+        return;
+      }
+    }
+    this.release(block, stream);
+  }
+
+  /**
+   * Starts recording a capture: until {@link MemoryPool.endRecording}, every block allocated or
+   * freed joins the returned reservation, which keeps them from every arena until
+   * {@link MemoryPool.releaseReservation}.
+   */
+  beginRecording(): Reservation {
+    if (this.recording) throw new InvalidArgumentError('memory pool: a capture is already recording');
+    const r = new Reservation();
+    this.recording = r;
+    this.reservations.add(r);
+    return r;
+  }
+
+  /** Stops recording; the reservation keeps its blocks. */
+  endRecording(): void {
+    this.recording = undefined;
+  }
+
+  /**
+   * Gives a reservation's blocks back to the arena of `stream` once its graph is gone. Blocks
+   * still held by tensors stay in use and return when those are freed. The caller makes sure no
+   * replay still runs (the device was synchronised), so the blocks are free for any stream.
+   */
+  releaseReservation(r: Reservation, stream: S): void {
+    if (this.recording === r) this.recording = undefined;
+    if (!this.reservations.delete(r)) return;
+    for (const block of r.parked) this.release(block, stream);
+  }
+
+  /** Bytes reserved by captured graphs (in use, whether or not a tensor holds them). */
+  get reservedForGraphs(): number {
+    let bytes = 0;
+    for (const r of this.reservations) bytes += r.bytes;
+    return bytes;
+  }
+
+  private reserve(r: Reservation, block: PoolBlock): void {
+    r.blocks.add(block);
+    r.bytes += block.size;
+  }
+
+  /** Puts an in-use block in the arena of `stream`. */
+  private release(block: PoolBlock, stream: S): void {
     this.inUseBytes -= block.size;
     this.liveBlocks--;
     block.stream = stream;
@@ -486,6 +580,8 @@ export class MemoryPool<S extends object> {
     }
     this.segments.clear();
     this.arenas.clear();
+    this.reservations.clear();
+    this.recording = undefined;
     this.reservedBytes = 0;
     this.inUseBytes = 0;
     this.liveBlocks = 0;

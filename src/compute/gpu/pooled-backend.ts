@@ -11,10 +11,10 @@
  * A runtime (the CUDA driver, HIP) supplies its streams, events and copies through
  * {@link PooledRuntime}, as it supplies device allocations to the pool through `SegmentMemory`.
  */
-import { DisposedError, InvalidArgumentError } from '../../errors.js';
+import { CaptureError, DisposedError, InvalidArgumentError } from '../../errors.js';
 import type { BackendStream, PoolStats } from '../backend/backend.js';
 import { dtypeSize } from '../core/dtype.js';
-import { MemoryPool, type MemoryPoolOptions, type PoolBlock } from './memory-pool.js';
+import { MemoryPool, type MemoryPoolOptions, type PoolBlock, type Reservation } from './memory-pool.js';
 import type { SegmentMemory } from './segment-memory.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
 import type { Scratch } from './launch-context.js';
@@ -88,13 +88,36 @@ export class PooledBuffer<S, E> implements BackendBuffer {
   }
 }
 
+/** What a pooled backend tracks while a graph capture records (see {@link PooledBackend.startRecording}). */
+interface Recording<S, E> {
+  readonly stream: PooledStream<S, E>;
+  /** The stream that was current before: current again when the recording stops. */
+  readonly previous: PooledStream<S, E>;
+  /** Every buffer the recorded work touched. */
+  readonly touched: Set<PooledBuffer<S, E>>;
+  readonly reservation: Reservation;
+}
+
+/** What a stopped recording leaves for its graph. */
+export interface RecordedMemory<S, E> {
+  /** Buffers the graph touches that it did not allocate: a replay orders them onto its stream first. */
+  readonly external: readonly PooledBuffer<S, E>[];
+  /** The pool blocks the graph holds. */
+  readonly reservation: Reservation;
+}
+
 /** The pool, streams and stream ordering of a GPU backend; subclasses add the device and the ops that need more. */
 export abstract class PooledBackend<S extends RuntimeStream<E>, E extends RuntimeEvent<S>> extends PortableOpsBackend<S> {
   readonly pool: MemoryPool<PooledStream<S, E>>;
   readonly #runtime: PooledRuntime<S, E>;
   readonly #memory: SegmentMemory<PooledStream<S, E>>;
   readonly #streams: PooledStream<S, E>[] = [];
+  /** The backend's own streams (graph capture), which setStream refuses. */
+  readonly #privateStreams: PooledStream<S, E>[] = [];
   #current: PooledStream<S, E>;
+  #recording: Recording<S, E> | undefined = undefined;
+  /** Ids of the streams made so far (0 is the default stream). */
+  #streamCount = 0;
   #disposed = false;
 
   protected constructor(runtime: PooledRuntime<S, E>, memory: SegmentMemory<PooledStream<S, E>>, poolOptions: MemoryPoolOptions) {
@@ -162,6 +185,7 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
 
   trim(): void {
     this.checkOpen();
+    this.assertNotRecording('trim');
     this.pool.trim();
   }
 
@@ -174,6 +198,7 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
 
   setStream(s: BackendStream): void {
     this.checkOpen();
+    this.assertNotRecording('setStream');
     if (!(s instanceof PooledStream) || !this.#streams.includes(s)) {
       throw new InvalidArgumentError(`setStream: the stream was not created by this ${this.#runtime.name} backend`);
     }
@@ -203,11 +228,12 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
       this.pool.dispose();
       this.#memory.dispose();
       this.releaseResources();
-      for (const s of this.#streams) {
+      for (const s of [...this.#streams, ...this.#privateStreams]) {
         s.marker?.dispose();
         s.stream.dispose();
       }
       this.#streams.length = 0;
+      this.#privateStreams.length = 0;
       this.closeDevice();
     }
   }
@@ -217,10 +243,13 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
   enqueue(...views: (TensorView | undefined)[]): S {
     this.checkOpen();
     const current = this.#current;
+    const recording = this.#recording;
     for (const view of views) {
       if (view === undefined) continue;
       const buf = view.buffer as PooledBuffer<S, E>;
-      if (buf.lastStream !== current) this.#handOver(buf, current);
+      // A recording starts with the device idle, so nothing is waited for; replays order what it touched.
+      if (recording) recording.touched.add(buf);
+      else if (buf.lastStream !== current) this.#handOver(buf, current);
     }
     return current.stream;
   }
@@ -236,6 +265,65 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
     return { address: block.address, release: () => this.pool.free(block, stream) };
   }
 
+  // ------------------------------------------------------------ graph capture
+
+  /** True while a graph capture records the work queued. */
+  get capturing(): boolean {
+    return this.#recording !== undefined;
+  }
+
+  /** @throws CaptureError while a capture records: `what` cannot be held in a graph. */
+  protected assertNotRecording(what: string): void {
+    if (this.#recording) {
+      throw new CaptureError(`capture: ${what} cannot be recorded in a graph; do it outside the captured function, before or after a replay`);
+    }
+  }
+
+  /** The backend's own stream number `index` (created on first use; setStream refuses it). */
+  protected privateStream(index: number): PooledStream<S, E> {
+    while (this.#privateStreams.length <= index) {
+      this.#privateStreams.push(new PooledStream<S, E>(this.#streamCount++, this.#runtime.createStream()));
+    }
+    return this.#privateStreams[index]!;
+  }
+
+  /**
+   * Makes `stream` current and starts recording what the ops touch and allocate, for a graph the
+   * runtime captures from `stream`. The caller has synchronised the device.
+   */
+  protected startRecording(stream: PooledStream<S, E>): void {
+    this.checkOpen();
+    if (this.#recording) throw new CaptureError('capture: captures do not nest (a captured function called capture)');
+    this.#recording = { stream, previous: this.#current, touched: new Set(), reservation: this.pool.beginRecording() };
+    this.#current = stream;
+  }
+
+  /** Stops the recording and restores the previous stream. */
+  protected stopRecording(): RecordedMemory<S, E> {
+    const recording = this.#recording!;
+    this.#recording = undefined;
+    this.#current = recording.previous;
+    this.pool.endRecording();
+    const { blocks } = recording.reservation;
+    const external = [...recording.touched].filter((buf) => !blocks.has(buf.block));
+    return { external, reservation: recording.reservation };
+  }
+
+  /** Orders `buffers` onto the current stream (for a replay) and returns it. */
+  protected orderOnCurrent(buffers: readonly PooledBuffer<S, E>[]): PooledStream<S, E> {
+    this.checkOpen();
+    const current = this.#current;
+    for (const buf of buffers) if (buf.lastStream !== current) this.#handOver(buf, current);
+    return current;
+  }
+
+  /** Makes `to` wait for the work queued so far on `from`. */
+  protected orderStreams(from: PooledStream<S, E>, to: PooledStream<S, E>): void {
+    from.marker ??= this.#runtime.createMarker();
+    from.marker.record(from.stream);
+    to.stream.waitEvent(from.marker);
+  }
+
   /** @throws DisposedError once the backend is disposed. */
   protected checkOpen(): void {
     if (this.#disposed) throw new DisposedError(`The ${this.#runtime.name} backend`);
@@ -244,23 +332,21 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
   // ------------------------------------------------------------ internals
 
   #newStream(): PooledStream<S, E> {
-    const s = new PooledStream<S, E>(this.#streams.length, this.#runtime.createStream());
+    const s = new PooledStream<S, E>(this.#streamCount++, this.#runtime.createStream());
     this.#streams.push(s);
     return s;
   }
 
   /** Orders `buf` onto `to`: `to` waits for everything queued so far on the buffer's last stream. */
   #handOver(buf: PooledBuffer<S, E>, to: PooledStream<S, E>): void {
-    const from = buf.lastStream;
-    from.marker ??= this.#runtime.createMarker();
-    from.marker.record(from.stream);
-    to.stream.waitEvent(from.marker);
+    this.orderStreams(buf.lastStream, to);
     buf.lastStream = to;
   }
 
-  /** Orders a whole buffer onto the current stream, for copies. */
+  /** Orders a whole buffer onto the current stream, for host copies (which a capture cannot hold). */
   #use(buf: PooledBuffer<S, E>): S {
     this.checkOpen();
+    this.assertNotRecording('a copy between host and device (toArray, tensor(), a host read inside an op)');
     if (buf.lastStream !== this.#current) this.#handOver(buf, this.#current);
     this.#runtime.makeCurrent();
     return this.#current.stream;

@@ -55,6 +55,10 @@ export abstract class PortableOpsBackend<S> implements LaunchContext<S> {
     elementwise.binary(this, op, a, b, out, plan);
   }
 
+  binaryScalar(op: BinaryOp, x: TensorView, scalar: number, scalarFirst: boolean, out: TensorView): void {
+    elementwise.binaryScalar(this, op, x, scalar, scalarFirst, out);
+  }
+
   reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
     reduce(this, op, x, out, plan);
   }

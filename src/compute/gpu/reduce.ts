@@ -6,6 +6,7 @@
  * (optionally split along the axis) for a strided axis. All deterministic.
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
+import type { DType } from '../core/dtype.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
 import { reduceSpec } from './kernel-specs.js';
@@ -24,26 +25,23 @@ const SPLIT_BLOCK_LIMIT = 512;
 
 export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
   const stream = ctx.enqueue(x, out);
-  const spec = () => reduceSpec(op, x.dtype);
-  const key = `reduce|${op === 'mean' ? 'sum' : op}|${x.dtype}|`;
-  const kernel = (name: string, signature: readonly ArgType[]) => ctx.kernel(key + name, spec, name, signature);
+  const kernel = new ReduceKernels(ctx, op, x.dtype);
   const divisor = op === 'mean' ? plan.axisLen : 1;
   const px = ctx.address(x);
   const po = ctx.address(out);
   const { outer, axisLen, inner } = plan;
 
   // The split kernels' occupancy decides how many blocks fill the device.
-  const splitShape = kernel('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT);
+  const splitShape = kernel.get('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT);
   const launch = planReduce(plan, x, { residentBlocks: splitShape.maxGrid, block: splitShape.block, warpSize: ctx.warpSize });
-  const finish = (partial: bigint, rows: number, splits: number) =>
-    kernel('reduce_finish', FINISH_SIGNATURE).launch({ grid: Math.ceil(rows / (128 / ctx.warpSize)), block: 128, stream }, partial, po, rows, splits, divisor);
+  const finish = new Finish(kernel, ctx.warpSize, stream, po, divisor);
 
   switch (launch.kind) {
     case 'rowsWarp':
-      kernel('reduce_rows_warp', ROWS_SIGNATURE).launch({ grid: launch.grid, block: 128, stream }, px, po, outer, axisLen, divisor);
+      kernel.get('reduce_rows_warp', ROWS_SIGNATURE).launch({ grid: launch.grid, block: 128, stream }, px, po, outer, axisLen, divisor);
       return;
     case 'rowsBlock':
-      kernel(`reduce_rows_block_${launch.access}`, ROWS_SIGNATURE).launch(
+      kernel.get(`reduce_rows_block_${launch.access}`, ROWS_SIGNATURE).launch(
         { grid: launch.grid, block: launch.block, stream },
         px,
         po,
@@ -53,13 +51,13 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
       );
       return;
     case 'cols':
-      kernel('reduce_cols', COLS_SIGNATURE).launch({ grid: launch.grid, block: launch.block, stream }, px, po, outer, axisLen, inner, divisor);
+      kernel.get('reduce_cols', COLS_SIGNATURE).launch({ grid: launch.grid, block: launch.block, stream }, px, po, outer, axisLen, inner, divisor);
       return;
     case 'colsSplit': {
       const splits = launch.grid[2];
       const scratch = ctx.scratch(outer * inner * splits * PARTIAL_BYTES);
       try {
-        kernel('reduce_cols_split', COLS_SPLIT_SIGNATURE).launch(
+        kernel.get('reduce_cols_split', COLS_SPLIT_SIGNATURE).launch(
           { grid: launch.grid, block: launch.block, stream },
           px,
           scratch.address,
@@ -67,7 +65,7 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
           axisLen,
           inner,
         );
-        finish(scratch.address, outer * inner, splits);
+        finish.launch(scratch.address, outer * inner, splits);
       } finally {
         scratch.release();
       }
@@ -76,14 +74,14 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
     case 'split': {
       const scratch = ctx.scratch(outer * launch.splits * PARTIAL_BYTES);
       try {
-        kernel(`reduce_partial_${launch.access}`, PARTIAL_SIGNATURE).launch(
+        kernel.get(`reduce_partial_${launch.access}`, PARTIAL_SIGNATURE).launch(
           { grid: [launch.splits, outer], block: launch.block, stream },
           px,
           scratch.address,
           axisLen,
           launch.splits,
         );
-        finish(scratch.address, outer, launch.splits);
+        finish.launch(scratch.address, outer, launch.splits);
       } finally {
         scratch.release();
       }
@@ -92,7 +90,7 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
     case 'full': {
       const scratch = ctx.scratch(launch.splits * PARTIAL_BYTES);
       try {
-        kernel(`reduce_full_${launch.access}`, FULL_SIGNATURE).launch(
+        kernel.get(`reduce_full_${launch.access}`, FULL_SIGNATURE).launch(
           { grid: launch.splits, block: launch.block, stream },
           px,
           scratch.address,
@@ -107,5 +105,38 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
       }
       return;
     }
+  }
+}
+
+/** The kernels of one reduction's module, looked up by name. */
+class ReduceKernels<S> {
+  readonly #key: string;
+  constructor(
+    readonly ctx: LaunchContext<S>,
+    readonly op: ReduceOp,
+    readonly dtype: DType,
+  ) {
+    this.#key = `reduce|${op === 'mean' ? 'sum' : op}|${dtype}|`;
+  }
+
+  get(name: string, signature: readonly ArgType[]) {
+    return this.ctx.kernel(this.#key + name, () => reduceSpec(this.op, this.dtype), name, signature);
+  }
+}
+
+/** The last step of a split reduction: each row's partials into the output. */
+class Finish<S> {
+  constructor(
+    readonly kernels: ReduceKernels<S>,
+    readonly warpSize: number,
+    readonly stream: S,
+    readonly out: bigint,
+    readonly divisor: number,
+  ) {}
+
+  launch(partial: bigint, rows: number, splits: number): void {
+    this.kernels
+      .get('reduce_finish', FINISH_SIGNATURE)
+      .launch({ grid: Math.ceil(rows / (128 / this.warpSize)), block: 128, stream: this.stream }, partial, this.out, rows, splits, this.divisor);
   }
 }

@@ -6,4 +6,5 @@ export const HIP_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
   attention: 'its kernels use NVIDIA-only instructions (mma.sync, cp.async)',
   gruRecurrence: 'its recurrence runs on matmul and CUDA-only kernels',
   denseLinalg: 'cuSOLVER is CUDA-only (svd runs its dense steps on the host)',
+  recordGraph: 'hipGraph is not bound yet: gpu.capture runs the function eagerly',
 };

@@ -3,8 +3,8 @@
  * binary ops (a JS number stands for a tensor of the other operand's dtype), and cast.
  */
 import { InvalidArgumentError } from '../../errors.js';
-import { broadcastShapes, planBroadcast } from '../core/broadcast.js';
-import { isFloatDType, type DType } from '../core/dtype.js';
+import { planBroadcast } from '../core/broadcast.js';
+import { isFloatDType, roundToDType, type DType } from '../core/dtype.js';
 import {
   ACTIVATION_GRAD,
   binaryTakesInt,
@@ -17,7 +17,7 @@ import { formatShape, sameShape } from '../core/shape.js';
 import { checkChoice, checkOptions, optionKeys, validateDType, validateFinite } from '../core/validation.js';
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { checkScalar, copy, full } from './creation.js';
+import { checkScalar, copy } from './creation.js';
 
 /** GELU form: exact (erf) or the tanh approximation. */
 export interface GeluOptions {
@@ -83,7 +83,10 @@ export function activationGrad<D extends DType>(s: Session, activation: Activati
   return s.produce<D>(op, x.shape, x.dtype, (out) => s.backend.activationGrad!(gradOp, x.view, dy.view, out.view, slope));
 }
 
-/** a `op` b with NumPy broadcasting; either side may be a JS number. `name` is the public op's name. */
+/**
+ * a `op` b with NumPy broadcasting; either side may be a JS number, which is rounded to the
+ * other operand's dtype and passed to the kernel as an argument. `name` is the public op's name.
+ */
 export function binary<D extends DType>(s: Session, op: BinaryOp, a: Tensor<D> | number, b: Tensor<D> | number, name: string): Tensor<D> {
   if (typeof a === 'number' && typeof b === 'number') throw new InvalidArgumentError(`${name}: at least one operand must be a Tensor`);
   if (typeof a !== 'number') s.checkTensor(name, a, 'a');
@@ -93,21 +96,16 @@ export function binary<D extends DType>(s: Session, op: BinaryOp, a: Tensor<D> |
   if (!isFloatDType(dtype) && !binaryTakesInt(op)) {
     throw new InvalidArgumentError(`${name}: not defined for i32 tensors; cast to a float dtype first, e.g. gpu.cast(x, 'f32')`);
   }
-  if (typeof a === 'number') checkScalar(name, a, dtype);
-  if (typeof b === 'number') checkScalar(name, b, dtype);
-  const aShape = typeof a === 'number' ? [] : a.shape;
-  const bShape = typeof b === 'number' ? [] : b.shape;
-  const plan = planBroadcast(name, aShape, bShape);
-  const left = typeof a === 'number' ? full<D>(s, name, [], a, dtype) : a;
-  let right: Tensor<D> | undefined;
-  try {
-    right = typeof b === 'number' ? full<D>(s, name, [], b, dtype) : b;
-    const r = right;
-    return s.produce<D>(name, broadcastShapes(name, aShape, bShape), dtype, (out) => s.backend.binary(op, left.view, r.view, out.view, plan));
-  } finally {
-    if (left !== a) left.dispose();
-    if (right !== undefined && right !== b) right.dispose();
+  if (typeof a === 'number' || typeof b === 'number') {
+    const scalarFirst = typeof a === 'number';
+    const value = scalarFirst ? a : b;
+    checkScalar(name, value, dtype);
+    const x = (scalarFirst ? b : a) as Tensor<D>;
+    const rounded = roundToDType(value, dtype);
+    return s.produce<D>(name, x.shape, dtype, (out) => s.backend.binaryScalar(op, x.view, rounded, scalarFirst, out.view));
   }
+  const plan = planBroadcast(name, a.shape, b.shape);
+  return s.produce<D>(name, plan.shape, dtype, (out) => s.backend.binary(op, a.view, b.view, out.view, plan));
 }
 
 /** a + b for tensors of the same shape and dtype (no broadcasting). */

@@ -3,7 +3,7 @@
  * tensors it is given (alive, and of this backend), the seed sequence of the random ops, and the
  * one-time leak warning. The op front-ends take a session, never the GpuCompute façade.
  */
-import { DisposedError, GpuError, InvalidArgumentError, UnsupportedOperationError } from '../../errors.js';
+import { DisposedError, GpuError, InvalidArgumentError, OutOfMemoryError, UnsupportedOperationError } from '../../errors.js';
 import type { OptionalOp } from '../backend/backend.js';
 import type { ComposedBackend } from '../backend/composed-ops.js';
 import { isFloatDType, type DType } from '../core/dtype.js';
@@ -11,6 +11,7 @@ import type { Logger } from '../core/logger.js';
 import { formatShape } from '../core/shape.js';
 import { describeValue, storageBytes, validateDType, validateSeed, validateShape } from '../core/validation.js';
 import type { BackendBuffer } from '../core/view.js';
+import { ScopeStack } from './scope-stack.js';
 import { Tensor, TensorStorage, type TensorOwner } from './tensor.js';
 
 export class Session implements TensorOwner {
@@ -21,6 +22,14 @@ export class Session implements TensorOwner {
   #disposed = false;
   #leakReported = false;
   #nextSeed = 0;
+  /** Tensor storages allocated and not yet released (what OutOfMemoryError reports). */
+  #liveStorages = 0;
+  /** The open `gpu.scope` calls. */
+  readonly scopes = new ScopeStack();
+  /** While a capture records: the storages it holds (of tensors its ops read and it did not create). */
+  #held: Set<TensorStorage> | undefined = undefined;
+  /** Storages created while the current capture records. */
+  #created = new WeakSet<TensorStorage>();
 
   constructor(backend: ComposedBackend, logger: Logger) {
     this.backend = backend;
@@ -54,9 +63,19 @@ export class Session implements TensorOwner {
     } catch (err) {
       // (V8 formats err.stack when first read, so its first line shows the new message too.)
       if (err instanceof GpuError) err.message = `${op}: a ${d} tensor of shape ${formatShape(s)}: ${err.message}`;
+      if (err instanceof OutOfMemoryError) {
+        err.liveTensors = this.#liveStorages;
+        err.message +=
+          `; ${this.#liveStorages} tensor allocation${this.#liveStorages === 1 ? ' is' : 's are'} still live. Tensors that are ` +
+          `unreachable but not disposed hold their memory until the garbage collector runs: dispose() them, declare them ` +
+          `with \`using\`, or run the loop body in gpu.scope(() => ...)`;
+      }
       throw err;
     }
-    return new Tensor(new TensorStorage(this, buffer), d, s);
+    this.#liveStorages++;
+    const storage = new TensorStorage(this, buffer);
+    if (this.#held) this.#created.add(storage);
+    return new Tensor(storage, d, s);
   }
 
   /**
@@ -70,6 +89,7 @@ export class Session implements TensorOwner {
       fill(out);
     } catch (err) {
       out.dispose();
+      if (err instanceof OutOfMemoryError && !err.message.startsWith(`${op}: `)) err.message = `${op}: ${err.message}`;
       throw err;
     }
     return out;
@@ -87,6 +107,30 @@ export class Session implements TensorOwner {
           `copy it over with gpu.tensor(await x.toArray(), x.shape, x.dtype)`,
       );
     }
+    if (this.#held) this.#hold(t);
+  }
+
+  /**
+   * Starts holding, for a capture that records now, the storage of every tensor an op reads that
+   * the capture did not create: a replay reads them, so they must outlive their tensors. Returns
+   * the set the storages go into; the capture releases them when it is disposed.
+   */
+  holdForCapture(): Set<TensorStorage> {
+    this.#held = new Set();
+    this.#created = new WeakSet();
+    return this.#held;
+  }
+
+  /** Stops holding storages for the capture. */
+  endHoldForCapture(): void {
+    this.#held = undefined;
+  }
+
+  #hold(t: Tensor): void {
+    const storage = t.sharedStorage;
+    if (this.#created.has(storage) || this.#held!.has(storage)) return;
+    storage.retain();
+    this.#held!.add(storage);
   }
 
   /** {@link Session.checkTensor}, and a float dtype. */
@@ -132,8 +176,14 @@ export class Session implements TensorOwner {
 
   /** @internal TensorOwner: a tensor's last reference went away. */
   releaseBuffer(buffer: BackendBuffer): void {
+    this.#liveStorages--;
     // After dispose() the backend has released everything at once.
     if (!this.#disposed) this.backend.free(buffer);
+  }
+
+  /** @internal TensorOwner: open scopes record every new tensor. */
+  adopt(tensor: Tensor): void {
+    this.scopes.adopt(tensor);
   }
 
   /** @internal TensorOwner: the safety net freed a tensor that was never disposed. */

@@ -24,6 +24,8 @@ export interface TensorOwner {
   releaseBuffer(buffer: BackendBuffer): void;
   /** The safety net freed a tensor that was never disposed. */
   reportLeak(description: string): void;
+  /** A tensor was created over the owner's storage (ops, reshapes): open scopes record it. */
+  adopt(tensor: Tensor): void;
 }
 
 /** Backend memory shared by a tensor and its reshape views. */
@@ -45,11 +47,13 @@ export class TensorStorage {
 
 interface LeakRecord {
   storage: TensorStorage;
-  description: string;
+  /** What the warning names (formatted only if the tensor leaks). */
+  dtype: DType;
+  shape: readonly number[];
 }
 
-const leakRegistry = new FinalizationRegistry<LeakRecord>(({ storage, description }) => {
-  storage.owner.reportLeak(description);
+const leakRegistry = new FinalizationRegistry<LeakRecord>(({ storage, dtype, shape }) => {
+  storage.owner.reportLeak(describeTensor(dtype, shape));
   storage.release();
 });
 
@@ -84,7 +88,8 @@ export class Tensor<D extends DType = DType> {
     this.shape = Object.isFrozen(shape) ? shape : Object.freeze([...shape]);
     this.size = shapeSize(shape);
     this.offset = offset;
-    leakRegistry.register(this, { storage, description: this.describe() }, this);
+    leakRegistry.register(this, { storage, dtype, shape: this.shape }, this);
+    this.owner.adopt(this);
   }
 
   /** Number of dims. */
@@ -173,6 +178,11 @@ export class Tensor<D extends DType = DType> {
     return host;
   }
 
+  /** @internal The storage this tensor shares with its views (a captured graph holds it while it may read it). */
+  get sharedStorage(): TensorStorage {
+    return this.storage;
+  }
+
   /** Releases this tensor's reference to its storage. Safe to call twice. */
   dispose(): void {
     if (this.isDisposed) return;
@@ -204,8 +214,12 @@ export class Tensor<D extends DType = DType> {
   }
 
   private describe(): string {
-    return `Tensor(${this.dtype} ${formatShape(this.shape)})`;
+    return describeTensor(this.dtype, this.shape);
   }
+}
+
+function describeTensor(dtype: DType, shape: readonly number[]): string {
+  return `Tensor(${dtype} ${formatShape(shape)})`;
 }
 
 function widen(dtype: DType, raw: RawHostArray): HostArray {

@@ -237,10 +237,11 @@ export function describeErrors(ctx: ConformanceContext): void {
       });
       afterAll(() => limited?.dispose());
 
-      // Each first input takes 2 MiB, so the op's first large allocation goes past the limit after it made smaller ones.
+      // Each first input takes 2 MiB (3 for the number operands), so the op's first large allocation goes past the limit after any smaller ones.
       const cases: [name: string, op: NeedingOp | undefined, inputs: (g: GpuCompute) => Tensor[], call: (g: GpuCompute, t: Tensor[]) => unknown][] = [
-        ['add with a JS number on the right', undefined, (g) => [g.zeros([MiB / 2])], (g, [x]) => g.add(x!, 1)],
-        ['sub from a JS number on the left', undefined, (g) => [g.zeros([MiB / 2])], (g, [x]) => g.sub(1, x!)],
+        // 3 MiB: the output alone overflows where the number is a kernel argument (no small allocation first).
+        ['add with a JS number on the right', undefined, (g) => [g.zeros([(3 * MiB) / 4])], (g, [x]) => g.add(x!, 1)],
+        ['sub from a JS number on the left', undefined, (g) => [g.zeros([(3 * MiB) / 4])], (g, [x]) => g.sub(1, x!)],
         ['attention with key lengths as an array', 'attention', (g) => [g.zeros([1, 1, MiB / 32, 16]), g.zeros([1, 1, 4, 16])], (g, [q, k]) => g.attention(q!, k!, k!, { keyLengths: [4] })],
         ['gru with zero initial states', 'gru', (g) => [g.zeros([1, MiB / 8, 4]), g.zeros([6, 4]), g.zeros([6, 2])], (g, [x, wIh, wHh]) => g.gru(x!, undefined, { wIh: wIh!, wHh: wHh! })],
         ['svd full, whose u and s are made before v', 'svd', (g) => [g.ones([8, MiB / 16])], (g, [a]) => g.svd(a as Tensor<'f32'>, { full: true })],
@@ -255,6 +256,8 @@ export function describeErrors(ctx: ConformanceContext): void {
             expect(leaked, `${name}: bytes in use after the error`).toBe(0);
           } finally {
             for (const t of tensors) t.dispose();
+            // Each case starts from an empty pool: a cached block of one case's size must not crowd the next.
+            limited.trim();
           }
         });
       }

@@ -212,7 +212,7 @@ describe.skipIf(!gpuAvailable)('CUDA scalar (misaligned) kernel paths through th
     return Array.from(host);
   }
 
-  it('unary, binary, cast and fill at offsets that break 16-byte alignment', () => {
+  it('unary, binary, binary with a number, cast and fill at offsets that break 16-byte alignment', () => {
     const backend = pair.cuda.backend;
     const n = 1031;
     const xs = randomValues(n, freshSeed());
@@ -227,11 +227,19 @@ describe.skipIf(!gpuAvailable)('CUDA scalar (misaligned) kernel paths through th
       expectMatches('exp misaligned', readView(out), hx.map(Math.exp), hx.map((v) => Math.fround(Math.exp(v))), 'f32');
       backend.binary('mul', x, y, out, planBroadcast('mul', [n], [n]));
       expectMatches('mul misaligned', readView(out), hx.map((v, i) => v * hy[i]!), hx.map((v, i) => Math.fround(v * hy[i]!)), 'f32');
+      backend.binaryScalar('sub', x, 0.75, false, out);
+      expect(readView(out)).toEqual(hx.map((v) => Math.fround(v - 0.75)));
+      backend.binaryScalar('div', x, 0.75, true, out);
+      expect(readView(out)).toEqual(hx.map((v) => Math.fround(0.75 / v)));
       backend.fill(out, 2.5);
       expect(readView(out)).toEqual(new Array<number>(n).fill(2.5));
       const ints = viewAt(new Array<number>(n).fill(0), 'i32', offset);
       backend.cast(x, ints);
       expect(readView(ints)).toEqual(hx.map((v) => Math.trunc(v) | 0)); // | 0: i32 has no -0
+      const intsOut = viewAt(new Array<number>(n).fill(0), 'i32', offset + 1);
+      backend.binaryScalar('mul', ints, -3, true, intsOut);
+      expect(readView(intsOut)).toEqual(hx.map((v) => Math.imul(-3, Math.trunc(v) | 0)));
+      backend.free(intsOut.buffer);
       for (const v of [x, y, out, ints]) backend.free(v.buffer);
     }
   });

@@ -76,6 +76,7 @@ describe('planClusterSoftmax', () => {
 describe('planBinary', () => {
   const plan = (kind: BroadcastPlan['kind'], outShape: number[], aStrides: number[], bStrides: number[]): BroadcastPlan => ({
     kind,
+    shape: outShape,
     outShape,
     aStrides,
     bStrides,

@@ -13,7 +13,7 @@ describe('broadcastShapes', () => {
 
 describe('planBroadcast', () => {
   it('collapses equal shapes to one dense dim', () => {
-    expect(planBroadcast('op', [2, 3, 4], [2, 3, 4])).toEqual({ outShape: [24], aStrides: [1], bStrides: [1], kind: 'same' });
+    expect(planBroadcast('op', [2, 3, 4], [2, 3, 4])).toEqual({ shape: [2, 3, 4], outShape: [24], aStrides: [1], bStrides: [1], kind: 'same' });
   });
 
   it('recognises scalars on either side, including size-1 tensors of higher rank', () => {
@@ -22,18 +22,19 @@ describe('planBroadcast', () => {
   });
 
   it('recognises rows over matrices, after merging leading dims', () => {
-    expect(planBroadcast('op', [2, 3, 5], [5])).toEqual({ outShape: [6, 5], aStrides: [5, 1], bStrides: [0, 1], kind: 'rowB' });
-    expect(planBroadcast('op', [1, 5], [4, 5])).toEqual({ outShape: [4, 5], aStrides: [0, 1], bStrides: [5, 1], kind: 'rowA' });
+    expect(planBroadcast('op', [2, 3, 5], [5])).toEqual({ shape: [2, 3, 5], outShape: [6, 5], aStrides: [5, 1], bStrides: [0, 1], kind: 'rowB' });
+    expect(planBroadcast('op', [1, 5], [4, 5])).toEqual({ shape: [4, 5], outShape: [4, 5], aStrides: [0, 1], bStrides: [5, 1], kind: 'rowA' });
   });
 
   it('keeps a general plan with zero strides where inputs repeat', () => {
     expect(planBroadcast('op', [3, 1, 5], [4, 5])).toEqual({
+      shape: [3, 4, 5],
       outShape: [3, 4, 5],
       aStrides: [5, 0, 1],
       bStrides: [0, 5, 1],
       kind: 'general',
     });
-    expect(planBroadcast('op', [6, 1], [1, 7])).toEqual({ outShape: [6, 7], aStrides: [1, 0], bStrides: [0, 1], kind: 'general' });
+    expect(planBroadcast('op', [6, 1], [1, 7])).toEqual({ shape: [6, 7], outShape: [6, 7], aStrides: [1, 0], bStrides: [0, 1], kind: 'general' });
     // Column broadcast: b is [rows, 1] against [rows, cols].
     expect(planBroadcast('op', [4, 5], [4, 1]).kind).toBe('general');
   });
@@ -41,6 +42,6 @@ describe('planBroadcast', () => {
   it('drops unit dims and merges what it can, refusing more than six dims', () => {
     expect(planBroadcast('op', [2, 1, 3, 1, 2, 1], [4, 1, 5, 1, 3]).outShape).toEqual([2, 4, 3, 5, 2, 3]);
     expect(() => planBroadcast('op', [2, 1, 2, 1, 2, 1, 2], [2, 1, 2, 1, 2, 1])).toThrow(/needs 7 dims/);
-    expect(planBroadcast('op', [1, 1, 1], [1])).toEqual({ outShape: [1], aStrides: [0], bStrides: [0], kind: 'same' });
+    expect(planBroadcast('op', [1, 1, 1], [1])).toEqual({ shape: [1, 1, 1], outShape: [1], aStrides: [0], bStrides: [0], kind: 'same' });
   });
 });

@@ -28,7 +28,7 @@ describe('threads', () => {
     for (const threads of [1, 3]) {
       const g = await GpuCompute.create({ backend: 'cpu', threads, logLevel: 'silent' });
       try {
-        expect((g.backend as CpuBackend).engine.threads).toBe(threads);
+        expect((g.backend as unknown as CpuBackend).engine.threads).toBe(threads);
         expect(g.info.platform).toContain(`${threads} thread${threads === 1 ? '' : 's'})`);
         using x = g.rand([3, 1 << 16], { seed: 2 });
         using s = g.softmax(x);
@@ -68,10 +68,10 @@ describe('threads', () => {
   it('takes GPUCOMPUTE_CPU_THREADS when the option is absent, and refuses a bad one naming it', async () => {
     await withThreadsEnv('1', async () => {
       const g = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
-      expect((g.backend as CpuBackend).engine.threads).toBe(1);
+      expect((g.backend as unknown as CpuBackend).engine.threads).toBe(1);
       g.dispose();
       const h = await GpuCompute.create({ backend: 'cpu', threads: 2, logLevel: 'silent' });
-      expect((h.backend as CpuBackend).engine.threads, 'the option wins').toBe(2);
+      expect((h.backend as unknown as CpuBackend).engine.threads, 'the option wins').toBe(2);
       h.dispose();
     });
     await withThreadsEnv('lots', async () => {
@@ -89,7 +89,7 @@ describe('engines', () => {
     const probe = probeCpu();
     const g = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
     try {
-      expect(probe.engine).toEqual((g.backend as CpuBackend).engine);
+      expect(probe.engine).toEqual((g.backend as unknown as CpuBackend).engine);
       expect(probe.engineError).toBeNull();
       const line = cpuRegistration.describe(probe).details[0]!;
       expect(line).toMatch(/^computes with .*WebAssembly (relaxed SIMD|SIMD128), \d+ threads?$/);

@@ -15,7 +15,7 @@ import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 const gpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
 afterAll(() => gpu.dispose());
 /** The runtime the backend queues on (shared per thread count). */
-const rt = SimdRuntime.shared((gpu.backend as CpuBackend).engine.threads);
+const rt = SimdRuntime.shared((gpu.backend as unknown as CpuBackend).engine.threads);
 
 /** exp over 2^24 f32 elements: work well past what runs at once. */
 const BIG = 1 << 24;

@@ -42,6 +42,7 @@ export const NON_ALLOCATING: Readonly<Record<string, string>> = {
   currentStream: 'reads the stream',
   dispose: 'releases everything',
   checkTensor: 'checks an argument',
+  keep: 'marks a tensor as kept',
   'GpuCompute.create': 'opens a backend (its pool is empty)',
   'GpuCompute.selectDevice': 'probes devices',
   'Tensor#reshape': 'a view of the same storage',

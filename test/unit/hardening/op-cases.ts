@@ -100,6 +100,15 @@ export const OP_CASES: readonly OpCase[] = [
   { method: 'sum', label: 'empty axis (filled)', inputs: (g) => ({ x: g.zeros([3, 0]) }), run: (g, t) => g.sum(t.x!, 1) },
   { method: 'mean', label: 'empty axis (filled)', inputs: (g) => ({ x: g.zeros([3, 0]) }), run: (g, t) => g.mean(t.x!, 1) },
   { method: 'transpose', inputs: (g) => ({ x: filled(g, [2, 3, 4]) }), run: (g, t) => g.transpose(t.x!) },
+  { method: 'scope', inputs: x34, run: (g, t) => g.scope(() => g.exp(g.add(t.x!, 1))) },
+  {
+    method: 'capture',
+    inputs: x34,
+    run: (g, t) => {
+      using step = g.capture((a: Tensor) => ({ y: g.exp(g.mul(a, 2)), s: g.sum(a) }), [t.x!]);
+      return step(t.x!);
+    },
+  },
 
   // ------------------------------------------------------------ products
   { method: 'matmul', inputs: (g) => ({ a: filled(g, [3, 4]), b: filled(g, [4, 5], 2) }), run: (g, t) => g.matmul(t.a!, t.b!) },

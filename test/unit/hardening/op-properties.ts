@@ -1208,6 +1208,51 @@ const gruProperty: OpProperty<GruCase> = {
 };
 
 /** Every property. */
+// ------------------------------------------------------ capture and scope
+
+interface RecordedCase {
+  via: 'capture' | 'scope';
+  dtype: FloatDType;
+  /** The example input (capture) or the input (scope). */
+  x: TensorSpec;
+  /** The input a capture is called with after recording `x`. */
+  next: TensorSpec;
+  scale: number;
+}
+
+/** y = max(x·scale, −x) and z = x + 1 as one function of ops, recorded (capture) or scoped; the result is f(next) for capture, f(x) for scope. */
+const recordedProperty: OpProperty<RecordedCase> = {
+  name: 'capture (replayed with new inputs) and scope',
+  ops: ['capture', 'scope'],
+  arbitrary: fc
+    .record({ via: fc.constantFrom('capture' as const, 'scope' as const), dtype: fc.constantFrom(...FLOAT_DTYPES), shape: shapeArb(1, 3, 5) })
+    .chain(({ via, dtype, shape }) =>
+      fc.record({
+        via: fc.constant(via),
+        dtype: fc.constant(dtype),
+        x: tensorArb(shape, dtype),
+        next: tensorArb(shape, dtype),
+        scale: moderate(),
+      }),
+    ),
+  run(g, c) {
+    return withTensors(g, { x: c.x, next: c.next }, ({ x, next }) => {
+      const f = (t: Tensor) => ({ y: g.maximum(g.mul(t, c.scale), g.neg(t)), z: g.add(t, 1) });
+      if (c.via === 'scope') return g.scope(() => f(x));
+      using step = g.capture(f, [x]);
+      return step(next);
+    });
+  },
+  reference(c) {
+    const r = roundTo(c.dtype);
+    const input = c.via === 'capture' ? c.next : c.x;
+    const scale = r(c.scale);
+    const y = input.values.map((v) => BINARY_REF.maximum.float(r(v * scale), -v));
+    return { y: out(y, input.shape, c.dtype), z: out(input.values.map((v) => v + 1), input.shape, c.dtype) };
+  },
+  tolerance: (c, _name, against) => elementwiseTolerance(c.dtype, size(c.x.shape), against),
+};
+
 export const OP_PROPERTIES: readonly OpProperty<never>[] = [
   unaryProperty,
   gradProperty,
@@ -1220,4 +1265,5 @@ export const OP_PROPERTIES: readonly OpProperty<never>[] = [
   attentionProperty,
   svdProperty,
   gruProperty,
+  recordedProperty,
 ] as unknown as readonly OpProperty<never>[];

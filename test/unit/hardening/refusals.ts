@@ -29,7 +29,7 @@ import { RAND_OPTIONS, RANDN_OPTIONS } from '../../../src/compute/ops/random.js'
 import { REDUCE_OPTIONS } from '../../../src/compute/ops/reduce.js';
 import { SVD_OPTIONS } from '../../../src/compute/ops/svd.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
-import { DisposedError, InvalidArgumentError, OutOfMemoryError, UnsupportedOperationError } from '../../../src/errors.js';
+import { CaptureError, DisposedError, InvalidArgumentError, OutOfMemoryError, UnsupportedOperationError } from '../../../src/errors.js';
 
 /** Passes `value` through, unless the test substitutes the argument `name`. */
 export type Arg = <T>(name: string, value: T) => T;
@@ -64,7 +64,7 @@ export interface OptionSpec {
   bad: Record<string, readonly [value: unknown, message: RegExp]>;
 }
 
-type ErrorClass = typeof InvalidArgumentError | typeof DisposedError | typeof OutOfMemoryError | typeof UnsupportedOperationError;
+type ErrorClass = typeof InvalidArgumentError | typeof DisposedError | typeof OutOfMemoryError | typeof UnsupportedOperationError | typeof CaptureError;
 
 /** One more call the method must refuse. */
 export interface BadCall {
@@ -600,6 +600,46 @@ export const SPECS: Readonly<Record<string, MethodSpec>> = {
     ],
   },
   dispose: { call: () => undefined },
+  scope: {
+    call: (g) => g.scope(() => g.ones([2])).dispose(),
+    bad: [
+      invalid('a number for fn', (g) => g.scope(1 as never), /^scope: fn must be a function, got number/),
+      invalid('an async fn', (g, f) => g.scope(async () => g.add(f.x, 1)), /^scope: fn must be synchronous \(it returned a promise\)/, { runsBackend: true }),
+    ],
+  },
+  keep: {
+    call: (g, f, arg) => {
+      g.keep(arg('t', f.x));
+    },
+  },
+  capture: {
+    call: (g, f, arg) => {
+      using step = g.capture((a: Tensor) => g.add(a, 1), [arg('exampleInputs[0]', f.x)]);
+      step(f.y).dispose();
+    },
+    bad: [
+      invalid('a number for fn', (g, f) => g.capture(1 as never, [f.x]), /^capture: fn must be a function, got 1/),
+      invalid('a tensor for exampleInputs', (g, f) => g.capture((a: Tensor) => a, f.x as never), /^capture: exampleInputs must be an array of tensors, got Tensor\(f32 \[2, 3\]\)/),
+      {
+        // Where capture records (CUDA) the capture refuses it; where it runs eagerly, the first call does.
+        label: 'fn returning its input',
+        call: (g, f) => g.capture((a: Tensor) => a, [f.x])(f.x),
+        error: CaptureError,
+        message: /^capture: fn returned Tensor\(f32 \[2, 3\]\), which it did not create/,
+        runsBackend: true,
+      },
+      {
+        label: 'a call with another shape',
+        call: (g, f) => {
+          using step = g.capture((a: Tensor) => g.neg(a), [f.x]);
+          step(f.row);
+        },
+        error: CaptureError,
+        message: /^capture: input 0 is Tensor\(f32 \[3\]\) but was captured as f32 \[2, 3\]/,
+        runsBackend: true,
+      },
+    ],
+  },
   checkTensor: {
     op: 'myOp',
     call: (g, f, arg) => g.checkTensor('myOp', arg('t', f.x), 't'),

@@ -2,7 +2,8 @@
 import type { DType } from '../../core/dtype.js';
 import { makeView, type TensorView } from '../../core/view.js';
 import { dtypeSize } from '../../core/dtype.js';
-import { shapeSize } from '../../core/shape.js';
+import { formatShape, shapeSize } from '../../core/shape.js';
+import { OutOfMemoryError } from '../../../errors.js';
 import type { BackendCore } from '../backend.js';
 
 export class Temporaries {
@@ -15,7 +16,15 @@ export class Temporaries {
 
   /** A new dense view of `shape` (freed with the others). */
   view(dtype: DType, shape: readonly number[]): TensorView {
-    const view = makeView(this.#backend.alloc(Math.max(shapeSize(shape), 1) * dtypeSize[dtype]), dtype, shape);
+    let buffer;
+    try {
+      buffer = this.#backend.alloc(Math.max(shapeSize(shape), 1) * dtypeSize[dtype]);
+    } catch (err) {
+      // The op's front-end adds the op's name.
+      if (err instanceof OutOfMemoryError) err.message = `a ${dtype} tensor of shape ${formatShape(shape)} (scratch): ${err.message}`;
+      throw err;
+    }
+    const view = makeView(buffer, dtype, shape);
     this.#views.push(view);
     return view;
   }

@@ -190,6 +190,14 @@ function runRecorded(backend: CudaContext, p: GruRecurrenceParams, fused: FusedP
 }
 
 function recordOrReplay(backend: CudaContext, p: GruRecurrenceParams, fused: FusedPlan | undefined, scratch: CudaBuffer[]): void {
+  // Inside gpu.capture the steps join the enclosing graph (a capture cannot start another).
+  if (backend.capturing) {
+    for (let t = 0; t < p.steps; t++) {
+      if (fused) launchFused(backend, p, fused, t);
+      else step(backend, p, t, scratch[0]!, scratch[1]!);
+    }
+    return;
+  }
   const state = stateOf(backend);
   const scratchKey = scratch.map((b) => b.address.toString(16)).join(',');
   const key = `${fused?.kernel ?? 'steps'}|${configKey(backend, p)}|${scratchKey}`;

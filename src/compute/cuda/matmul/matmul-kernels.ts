@@ -146,7 +146,6 @@ export interface KernelSource extends ModuleSpec {
 /** The module that implements `variant`. */
 export function kernelSource(variant: MatmulVariant): KernelSource {
   const { config } = variant;
-  const bit = (b: boolean) => (b ? 1 : 0);
   if (config.family === 'simt') {
     const vec = variant.dtype === 'f32';
     return {
@@ -330,4 +329,8 @@ export function heuristicConfig(
   }
   const last = candidateConfigs(families[families.length - 1]!, dtype);
   return last[last.length - 1]!;
+}
+
+function bit(b: boolean): number {
+  return b ? 1 : 0;
 }

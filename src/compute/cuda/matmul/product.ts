@@ -54,9 +54,8 @@ export function resolve(backend: CudaContext, params: MatmulParams, withFallback
   const out = backend.address(params.out);
   const c = params.c ? backend.address(params.c) : 0n;
   const bias = params.bias ? backend.address(params.bias) : 0n;
-  const strideAligned = (stride: number) => (stride * elem) % 16 === 0;
-  const alignA = operandAligned(a, params.transA ? params.m : params.k, elem) && strideAligned(params.aBatchStride);
-  const alignB = operandAligned(b, params.transB ? params.k : params.n, elem) && strideAligned(params.bBatchStride);
+  const alignA = operandAligned(a, params.transA ? params.m : params.k, elem) && (params.aBatchStride * elem) % 16 === 0;
+  const alignB = operandAligned(b, params.transB ? params.k : params.n, elem) && (params.bBatchStride * elem) % 16 === 0;
   const epilogue = [out, ...(params.c ? [c] : []), ...(params.bias ? [bias] : [])];
   // f32 uses tensor cores only when TF32 is allowed.
   const tensorCores = dtype !== 'f32' || params.precision === 'tf32';
@@ -104,11 +103,20 @@ function wgmmaEligible(p: MatmulParams, dtype: 'f32' | 'f16' | 'bf16', alignA: b
 
 export function configByName(r: Resolved, name: string): MatmulConfig | undefined {
   for (const family of r.families) {
-    const config = candidateConfigs(family, r.dtype).find((c) => configName(c) === name);
+    const key = `${family}|${r.dtype}`;
+    let byName = configsByName.get(key);
+    if (byName === undefined) {
+      byName = new Map(candidateConfigs(family, r.dtype).map((c) => [configName(c), c]));
+      configsByName.set(key, byName);
+    }
+    const config = byName.get(name);
     if (config) return config;
   }
   return undefined;
 }
+
+/** The candidate configurations of each family and dtype by name (looked up on every tuned launch). */
+const configsByName = new Map<string, Map<string, MatmulConfig>>();
 
 export function variantFor(r: Resolved, config: MatmulConfig): MatmulVariant {
   const p = r.params;

@@ -5,7 +5,7 @@
 import { GpuError } from '../../../errors.js';
 import type { ArgType } from '../../../ffi/kernel-args.js';
 import { dtypeSize } from '../../core/dtype.js';
-import { moduleKey } from '../../gpu/kernel-sources.js';
+import { moduleKey, type ModuleSpec } from '../../gpu/kernel-sources.js';
 import type { CudaContext } from '../cuda-context.js';
 import type { RegisteredKernel } from '../kernel-registry.js';
 import { configName, dynamicSharedBytes, kernelSource, launchShape, type MatmulVariant } from './matmul-kernels.js';
@@ -16,19 +16,21 @@ const GEMM_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', '
 /** gridDim.z limit: larger batches are launched in slices. */
 export const MAX_GRID_Z = 65535;
 const MAX_GRID_X = 2 ** 31 - 1;
-const variantKeys = new Map<string, string>();
+/** Per variant: its registry key, module spec and entry point (built once: the lookup is on every launch). */
+const variantKeys = new Map<string, { key: string; spec: ModuleSpec; name: string }>();
 
 /** The compiled kernel of a registry-compiled variant, with its dynamic shared memory limit raised as needed. */
 function variantKernel(backend: CudaContext, variant: MatmulVariant): RegisteredKernel {
-  const source = kernelSource(variant);
-  const spec = { file: source.file, defines: source.defines };
   const cacheKey = `${variant.dtype}:${configName(variant.config)}:${+variant.transA}${+variant.transB}${+variant.alignA}${+variant.alignB}${+variant.vecC}`;
-  let key = variantKeys.get(cacheKey);
-  if (key === undefined) {
-    key = `${moduleKey(spec)}#${source.entry}`;
-    variantKeys.set(cacheKey, key);
+  let entry = variantKeys.get(cacheKey);
+  if (entry === undefined) {
+    const source = kernelSource(variant);
+    const spec = { file: source.file, defines: source.defines };
+    entry = { key: `${moduleKey(spec)}#${source.entry}`, spec, name: source.entry };
+    variantKeys.set(cacheKey, entry);
   }
-  const registered = backend.kernel(key, () => spec, source.entry, GEMM_SIGNATURE);
+  const found = entry;
+  const registered = backend.kernel(found.key, () => found.spec, found.name, GEMM_SIGNATURE);
   raiseSharedLimit(registered.kernel, dynamicSharedBytes(variant));
   return registered;
 }
@@ -43,13 +45,12 @@ export function runTiled(backend: CudaContext, r: Resolved, variant: MatmulVaria
   const elem = BigInt(dtypeSize[r.dtype]);
   for (let z0 = 0; z0 < p.batch; z0 += MAX_GRID_Z) {
     const slice = Math.min(MAX_GRID_Z, p.batch - z0);
-    const at = (base: bigint, stride: number) => (base === 0n || z0 === 0 ? base : base + BigInt(z0 * stride) * elem);
     kernel.launch(
       { grid: [shape.grid[0], 1, slice], block: shape.block, sharedMemBytes: shape.sharedMemBytes, stream },
-      at(r.a, p.aBatchStride),
-      at(r.b, p.bBatchStride),
-      at(r.out, p.m * p.n),
-      at(r.c, p.cBatchStride),
+      sliceAt(r.a, z0, p.aBatchStride, elem),
+      sliceAt(r.b, z0, p.bBatchStride, elem),
+      sliceAt(r.out, z0, p.m * p.n, elem),
+      sliceAt(r.c, z0, p.cBatchStride, elem),
       r.bias,
       p.m,
       p.n,
@@ -64,3 +65,7 @@ export function runTiled(backend: CudaContext, r: Resolved, variant: MatmulVaria
   }
 }
 
+/** The address of batch entry `z0` of an operand at `base` (0 stays 0: an absent operand). */
+function sliceAt(base: bigint, z0: number, stride: number, elem: bigint): bigint {
+  return base === 0n || z0 === 0 ? base : base + BigInt(z0 * stride) * elem;
+}

@@ -2,8 +2,7 @@
  * The matmul autotuner: for a product's class, the record of which kernel configuration (or
  * cuBLAS) ran fastest, read from the shared store or measured now on the real operands.
  */
-import { performance } from 'node:perf_hooks';
-import { GpuError } from '../../../errors.js';
+import { CaptureError, GpuError } from '../../../errors.js';
 import { AutotuneStore, problemClassKey, type AutotuneRecord } from '../../gpu/autotune.js';
 import type { CudaContext } from '../cuda-context.js';
 import { isConfigurationFailure } from '../configuration-failure.js';
@@ -39,6 +38,10 @@ export function tuneMatmul(backend: CudaContext, r: Resolved): AutotuneRecord {
   const cublas = p.engine === 'auto' ? cublasHandle(backend, false) : undefined;
   const known = store.get(key);
   if (known && (!cublas || known.cublasMs !== undefined)) return known;
+  if (backend.capturing) {
+    // Timing synchronises, which a capture cannot hold; gpu.capture's eager first run tunes every product it records.
+    throw new CaptureError(`matmul: the product ${key} has no tuning record yet and cannot be timed while capturing`);
+  }
   if (known) {
     // Tuned before with engine 'kernels' (or without cuBLAS): only cuBLAS is left to time.
     const cublasMs = timeLaunches(backend, () => runCublas(backend, cublas!, r));

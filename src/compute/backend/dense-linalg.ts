@@ -17,6 +17,12 @@ export interface DenseLinalg {
   /** What runs it, for logs and benchmarks, e.g. "cuSOLVER 12000". */
   readonly name: string;
   /**
+   * Sizes factored by one launch each, without a library call or workspace: `orthonormalize` of
+   * panels with rows·cols ≤ `qrElements` and cols ≤ `qrColumns`, `svd` up to n = `svdOrder`.
+   * There a truncated SVD of a narrow sketch runs on the device faster than on the host.
+   */
+  readonly small?: { readonly qrElements: number; readonly qrColumns: number; readonly svdOrder: number };
+  /**
    * `out` (rows×cols, rows ≥ cols) ← an orthonormal basis of the columns of `x` (rows×cols,
    * left unchanged), by Householder QR: orthonormal whatever x's rank, each column j in the
    * span of x's columns 0..j when they are independent.

@@ -1,6 +1,7 @@
 /**
  * The CUDA backend's {@link DenseLinalg}: cuSOLVER (and cuBLAS for the triangular solve), on
- * the backend's current stream, with one handle of each per backend created on first use.
+ * the backend's current stream, and one-block kernels of ours for the QR of small panels and the
+ * SVD of small cores (`small-dense.ts`), with one handle of each per backend created on first use.
  * Without either library the backend offers none (logged once at debug level) and `gpu.svd`
  * takes its host path.
  *
@@ -24,6 +25,7 @@ import type { DenseLinalg } from '../backend/dense-linalg.js';
 import type { TensorView } from '../core/view.js';
 import type { OpStateKey } from '../backend/op-states.js';
 import type { CudaContext } from './cuda-context.js';
+import { smallDenseLimits, smallQr, smallSvd, type SmallDenseLimits } from './small-dense.js';
 
 /** The backend's dense linear algebra, created on first use; none when cuSOLVER or cuBLAS cannot be loaded. */
 const DENSE_LINALG: OpStateKey<{ linalg: CudaDenseLinalg | undefined; dispose(): void }, CudaContext> = {
@@ -54,6 +56,7 @@ export function cudaDenseLinalg(backend: CudaContext): DenseLinalg | undefined {
 
 class CudaDenseLinalg implements DenseLinalg {
   readonly name: string;
+  readonly small: SmallDenseLimits;
 
   constructor(
     private readonly backend: CudaContext,
@@ -61,6 +64,7 @@ class CudaDenseLinalg implements DenseLinalg {
     readonly blas: CublasHandle,
   ) {
     this.name = `cuSOLVER ${handle.version}`;
+    this.small = smallDenseLimits(backend.device.sharedMemoryPerBlockOptin);
   }
 
   /** Destroys both handles (they belong to the backend's context). */
@@ -72,6 +76,10 @@ class CudaDenseLinalg implements DenseLinalg {
   orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void {
     const { backend } = this;
     const size = rows * cols;
+    if (size <= this.small.qrElements && cols <= this.small.qrColumns) {
+      smallQr(backend, x, out, rows, cols); // it cannot fail: info stays 0
+      return;
+    }
     const buffer = backend.alloc(size * 4);
     const panel: TensorView = { buffer, dtype: 'f32', shape: [cols, rows], offset: 0, size };
     const scratch: { release(): void }[] = [];
@@ -128,6 +136,10 @@ class CudaDenseLinalg implements DenseLinalg {
 
   svd(a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void {
     const { backend } = this;
+    if (n <= this.small.svdOrder) {
+      smallSvd(backend, a, left, s, right, n, info);
+      return;
+    }
     const stream = backend.enqueue(a, left, s, right, info);
     let work: { release(): void } | undefined;
     try {

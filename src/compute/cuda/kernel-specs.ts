@@ -1,16 +1,17 @@
 /**
  * Every specialisation the CUDA backend can request (the portable ones, and the CUDA-only
- * attention and GRU kernels; the cluster softmax and the matmul and Hopper kernels have compile
+ * attention, GRU and small dense kernels; the cluster softmax and the matmul and Hopper kernels have compile
  * tests of their own), and the kernels each defines: what the CI compile test builds with NVRTC.
  */
 import { portableKernelNames, portableModuleSpecs } from '../gpu/kernel-specs.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
 import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention/attention-kernels.js';
 import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
+import { SMALL_DENSE_KERNELS, SMALL_DENSE_SPEC } from './small-dense.js';
 
 /** Every specialisation, without duplicates. */
 export function allModuleSpecs(): ModuleSpec[] {
-  return [...portableModuleSpecs(), ...attentionModuleSpecs(), ...gruModuleSpecs()];
+  return [...portableModuleSpecs(), ...attentionModuleSpecs(), ...gruModuleSpecs(), SMALL_DENSE_SPEC];
 }
 
 /** The kernels (extern "C" names) a specialisation defines; the backend launches only these. */
@@ -23,6 +24,8 @@ export function kernelNames(spec: ModuleSpec): string[] {
       return [ATTENTION_ENTRY.mma];
     case GRU_SOURCE:
       return gruKernelNames(spec);
+    case SMALL_DENSE_SPEC.file:
+      return [...SMALL_DENSE_KERNELS];
     default:
       return portableKernelNames(spec);
   }

@@ -30,7 +30,12 @@
  * condition number, σ_k losing ~u·(σ₁/σ_k)² relative (1e-4 at σ₁/σ_k ≈ 60, inside the
  * accuracy target's range), so gesvdj stays.
  *
- * Host route (the CPU backend, CUDA without cuSOLVER, and q ≤ `HOST_ROUTE_MAX_WIDTH`):
+ * Small route (CUDA, q ≤ `HOST_ROUTE_MAX_WIDTH` and max(m, n)·q ≤ 2^15): the device route with
+ * Householder QR, every QR and the core's SVD one launch of a one-block kernel of ours
+ * (`cuda/small-dense.ts`): a short chain of launches with no read-back until the status at the
+ * end, where the host route waits for the device at every pass.
+ *
+ * Host route (the CPU backend, CUDA without cuSOLVER, and other q ≤ `HOST_ROUTE_MAX_WIDTH`):
  * CholeskyQR on the device with its factor on the host (G = XᵀX with one product, R in
  * float64 on the host, Q = X·R⁻¹ with one product), the core decomposed on the host in
  * float64 (`linalg/core-svd.ts`). Each pass is guarded (`linalg/guarded-cholesky.ts`: Jacobi
@@ -115,7 +120,16 @@ const F32_MAX = 3.4028234663852886e38;
 
 function decompose(s: Session, a: Tensor<'f32'>, o: SvdProblem, maxAbs: number, route: SvdRoute | undefined, probe: SvdStageProbe | undefined): SvdResult {
   if (o.full) return fullSvd(s, a, o);
-  const onDevice = route === 'device' || route === 'householder' || (route === undefined && sketchWidth(o) > HOST_ROUTE_MAX_WIDTH);
+  const q = sketchWidth(o);
+  if (route === undefined && q <= HOST_ROUTE_MAX_WIDTH) {
+    // Narrow sketches of small matrices: one-launch factorizations beat the host's round trips.
+    const linalg = s.backend.denseLinalg?.();
+    const small = linalg?.small;
+    if (linalg && small && Math.max(o.m, o.n) * q <= small.qrElements && q <= small.qrColumns && q <= small.svdOrder) {
+      return new DeviceRandomizedSvd(s, a, o, maxAbs, linalg, 'householder', probe).run()!;
+    }
+  }
+  const onDevice = route === 'device' || route === 'householder' || (route === undefined && q > HOST_ROUTE_MAX_WIDTH);
   const linalg = onDevice ? s.backend.denseLinalg?.() : undefined;
   if (onDevice && route !== undefined && !linalg) throw new InvalidArgumentError(`svd: the ${s.backend.kind} backend has no device dense linear algebra`);
   if (!linalg) return new RandomizedSvd(s, a, o, maxAbs).run();

@@ -1,0 +1,61 @@
+/**
+ * The one-block factorizations of `kernels/small_dense.cu` (Householder QR of a narrow panel, the
+ * Jacobi SVD of a small square core): what the CUDA dense linear algebra runs instead of cuSOLVER
+ * for the small sizes of narrow SVD sketches, where a library call's fixed cost dominates.
+ */
+import { GpuError } from '../../errors.js';
+import type { ArgType } from '../../ffi/kernel-args.js';
+import type { TensorView } from '../core/view.js';
+import type { ModuleSpec } from '../gpu/kernel-sources.js';
+import type { CudaContext } from './cuda-context.js';
+
+/** The module of both kernels (no specialisation). */
+export const SMALL_DENSE_SPEC: ModuleSpec = { file: 'small_dense.cu' };
+/** The kernels it defines. */
+export const SMALL_DENSE_KERNELS = ['small_qr', 'small_svd'] as const;
+const QR_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32'];
+const SVD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'ptr'];
+
+/** The sizes the one-block kernels take on a device (see `DenseLinalg.small`). */
+export interface SmallDenseLimits {
+  readonly qrElements: number;
+  readonly qrColumns: number;
+  readonly svdOrder: number;
+}
+
+/** Threads of the QR kernel (`SMALL_QR_THREADS`). */
+const QR_THREADS = 512;
+/** Static shared memory of the QR kernel besides the panel, with room to spare. */
+const QR_STATIC_SHARED = 1024;
+
+/**
+ * What the one-block kernels take on a device with `sharedMemoryPerBlockOptin` bytes of shared
+ * memory per block: QR panels of at most 64 columns whose f32 copy fits in shared memory (up to
+ * 2^15 elements, 128 KB: one block walks the panel about 2·cols times), cores up to 48×48 (their
+ * f64 copies fill 37 KB).
+ */
+export function smallDenseLimits(sharedMemoryPerBlockOptin: number): SmallDenseLimits {
+  const fits = Math.floor((sharedMemoryPerBlockOptin - QR_STATIC_SHARED) / 4);
+  return { qrElements: Math.max(0, Math.min(2 ** 15, fits)), qrColumns: 64, svdOrder: 48 };
+}
+
+/** out (rows×cols) ← the orthonormal Q of x's Householder QR (x unchanged); the panel must fit {@link smallDenseLimits}. */
+export function smallQr(backend: CudaContext, x: TensorView, out: TensorView, rows: number, cols: number): void {
+  const stream = backend.enqueue(x, out);
+  const k = backend.kernel('small_dense|small_qr', () => SMALL_DENSE_SPEC, 'small_qr', QR_SIGNATURE);
+  const sharedMemBytes = rows * cols * 4;
+  // Raises the kernel's dynamic shared memory limit where the panel needs more than 48 KB.
+  if (k.residentGrid(QR_THREADS, sharedMemBytes) === 0) {
+    throw new GpuError('UNSUPPORTED', `svd: a ${rows}×${cols} panel does not fit one block's shared memory for its QR`);
+  }
+  k.launch({ grid: 1, block: QR_THREADS, sharedMemBytes, stream }, backend.address(x), backend.address(out), rows, cols);
+}
+
+/** a (n×n) = leftᵀ·diag(s)·right, singular vectors as rows, s descending; info 0, or 1 when Jacobi did not converge. */
+export function smallSvd(backend: CudaContext, a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void {
+  const stream = backend.enqueue(a, left, s, right, info);
+  const k = backend.kernel('small_dense|small_svd', () => SMALL_DENSE_SPEC, 'small_svd', SVD_SIGNATURE);
+  // A warp per pair of columns of one round of the circle method.
+  const block = 32 * Math.max(1, Math.ceil(n / 2));
+  k.launch({ grid: 1, block, stream }, backend.address(a), backend.address(left), backend.address(s), backend.address(right), n, backend.address(info));
+}

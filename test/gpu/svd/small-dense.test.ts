@@ -1,0 +1,130 @@
+/**
+ * The one-block kernels of `kernels/small_dense.cu` on the GPU: Householder QR of narrow panels
+ * (full rank, rank-deficient, zero columns) and the Jacobi SVD of small cores (against float64,
+ * with exact zeros), and gpu.svd's small route that chains them (against the host route).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
+import { smallQr, smallSvd } from '../../../src/compute/cuda/small-dense.js';
+import { jacobiSvd } from '../../../src/compute/linalg/jacobi-svd.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
+import { freshSeed, randomValues } from '../../unit/compute/helpers.js';
+import { knownMatrix, orthonormalityError } from '../../unit/svd/known-spectrum.js';
+import { expectOrthonormal, maxRelativeError, reconstruction, runSvd } from '../../unit/svd/svd-checks.js';
+import { gpuAvailable } from '../gpu-available.js';
+import { closePair, openPair, type Pair } from '../compute/setup.js';
+
+describe.skipIf(!gpuAvailable)('small dense kernels on CUDA', () => {
+  let pair: Pair;
+  let backend: CudaBackend;
+  beforeAll(async () => {
+    pair = await openPair();
+    backend = pair.cuda.backend as unknown as CudaBackend;
+  });
+  afterAll(() => closePair(pair));
+
+  const host = (t: Tensor) => Array.from(t.toArraySync());
+
+  it('small_qr: Q is orthonormal and spans the panel, whatever its rank', () => {
+    const g = pair.cuda;
+    const seed = freshSeed();
+    for (const [rows, cols, kind] of [[1, 1, 'full'], [7, 3, 'full'], [320, 18, 'full'], [128, 64, 'full'], [1000, 30, 'rank 4'], [64, 9, 'zero columns']] as const) {
+      const values = randomValues(rows * cols, seed + rows + cols);
+      if (kind === 'rank 4') {
+        // Columns beyond the fourth are combinations of the first four.
+        for (let r = 0; r < rows; r++) for (let c = 4; c < cols; c++) values[r * cols + c] = values[r * cols + (c % 4)]! * (c + 1) - values[r * cols + ((c + 1) % 4)]!;
+      }
+      if (kind === 'zero columns') for (let r = 0; r < rows; r++) for (const c of [0, 5]) values[r * cols + c] = 0;
+      using x = g.tensor(values, [rows, cols]);
+      using q = g.empty([rows, cols]);
+      smallQr(backend, x.view, q.view, rows, cols);
+      const qh = host(q);
+      const label = `${rows}×${cols} ${kind}, seed ${seed}`;
+      expect(orthonormalityError(Float32Array.from(qh), rows, cols), label).toBeLessThanOrEqual(2e-6 * Math.sqrt(cols));
+      // Each column of x lies in the span of Q: ‖x − Q·Qᵀx‖ ≤ 1e-5·‖x‖.
+      let residual = 0;
+      let norm = 0;
+      for (let c = 0; c < cols; c++) {
+        const coef = new Float64Array(cols);
+        for (let p = 0; p < cols; p++) for (let r = 0; r < rows; r++) coef[p]! += qh[r * cols + p]! * values[r * cols + c]!;
+        for (let r = 0; r < rows; r++) {
+          let proj = 0;
+          for (let p = 0; p < cols; p++) proj += qh[r * cols + p]! * coef[p]!;
+          residual += (values[r * cols + c]! - proj) ** 2;
+          norm += values[r * cols + c]! ** 2;
+        }
+      }
+      expect(Math.sqrt(residual / Math.max(norm, 1e-300)), label).toBeLessThanOrEqual(1e-5);
+    }
+  });
+
+  it('small_svd: matches float64 Jacobi, with orthonormal vectors, exact zeros included', () => {
+    const g = pair.cuda;
+    const seed = freshSeed();
+    for (const [n, kind] of [[1, 'full'], [2, 'full'], [7, 'full'], [18, 'full'], [44, 'full'], [48, 'graded'], [13, 'rank 5'], [6, 'zero']] as const) {
+      let values = randomValues(n * n, seed + n);
+      if (kind === 'graded') values = values.map((v, i) => v * 10 ** -((i % n) / 6)); // columns from 1 down to 1e-8
+      if (kind === 'rank 5') {
+        const b = randomValues(n * 5, seed + 1);
+        const c = randomValues(5 * n, seed + 2);
+        values = Array.from({ length: n * n }, (_, i) => {
+          let sum = 0;
+          for (let p = 0; p < 5; p++) sum += b[Math.floor(i / n) * 5 + p]! * c[p * n + (i % n)]!;
+          return sum;
+        });
+      }
+      if (kind === 'zero') values = new Array<number>(n * n).fill(0);
+      const stored = Array.from(Float32Array.from(values));
+      using a = g.tensor(stored, [n, n]);
+      using left = g.empty([n, n]);
+      using right = g.empty([n, n]);
+      using s = g.empty([n]);
+      using info = g.full([1], 7, 'i32');
+      smallSvd(backend, a.view, left.view, s.view, right.view, n, info.view);
+      const label = `${n}×${n} ${kind}, seed ${seed}`;
+      expect(host(info), label).toEqual([0]);
+      const sh = host(s);
+      const reference = jacobiSvd(stored, n, n).s;
+      const scale = Math.max(reference[0]!, 1e-30);
+      for (let j = 0; j < n; j++) expect(Math.abs(sh[j]! - reference[j]!) / scale, `${label}: σ${j}`).toBeLessThanOrEqual(2e-7);
+      for (let j = 1; j < n; j++) expect(sh[j]!, `${label}: descending`).toBeLessThanOrEqual(sh[j - 1]!);
+      const lh = Float32Array.from(host(left));
+      const rh = Float32Array.from(host(right));
+      expect(orthonormalityError(lh, n, n, true), `${label}: left`).toBeLessThanOrEqual(1e-6 * Math.sqrt(n));
+      expect(orthonormalityError(rh, n, n, true), `${label}: right`).toBeLessThanOrEqual(1e-6 * Math.sqrt(n));
+      // a = leftᵀ·diag(s)·right.
+      let diff = 0;
+      let norm = 0;
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          let sum = 0;
+          for (let k = 0; k < n; k++) sum += lh[k * n + i]! * sh[k]! * rh[k * n + j]!;
+          diff += (sum - stored[i * n + j]!) ** 2;
+          norm += stored[i * n + j]! ** 2;
+        }
+      }
+      expect(Math.sqrt(diff / Math.max(norm, 1e-300)), `${label}: reconstruction`).toBeLessThanOrEqual(kind === 'zero' ? 0 : 1e-6);
+    }
+  });
+
+  it('gpu.svd takes the small route for narrow sketches of small matrices and agrees with the host route', () => {
+    const seed = freshSeed();
+    for (const [m, n, k] of [[320, 128, 8], [128, 320, 8], [200, 40, 30], [1000, 700, 5]] as const) {
+      const km = knownMatrix(m, n, Array.from({ length: Math.min(m, n, 60) }, (_, i) => 0.8 ** i), seed);
+      const small = runSvd(pair.cuda, km, { rank: k, seed }, undefined);
+      const hostRoute = runSvd(pair.cuda, km, { rank: k, seed }, 'host');
+      const label = `${m}×${n} rank ${k}, seed ${seed}`;
+      expectOrthonormal(small, m, n, k, label);
+      expect(maxRelativeError(small.s, Array.from(hostRoute.s)), label).toBeLessThanOrEqual(1e-5);
+      const a = reconstruction(small, m, n);
+      const b = reconstruction(hostRoute, m, n);
+      let diff = 0;
+      let ref = 0;
+      for (let i = 0; i < a.length; i++) {
+        diff += (a[i]! - b[i]!) ** 2;
+        ref += b[i]! ** 2;
+      }
+      expect(Math.sqrt(diff / ref), label).toBeLessThanOrEqual(1e-5);
+    }
+  });
+});

@@ -1,0 +1,3 @@
+import { describeKernelCompiles } from './compile-kernels.js';
+
+describeKernelCompiles(['small_dense.cu']);

@@ -25,6 +25,8 @@ const benches: Record<string, { script: string; needs: Needs }> = {
   attention: { script: 'attention.ts', needs: 'cuda' },
   gru: { script: 'gru.ts', needs: 'cuda' },
   svd: { script: 'svd.ts', needs: 'cuda' },
+  overhead: { script: 'overhead.ts', needs: 'cuda' },
+  pipeline: { script: 'pipeline.ts', needs: 'cuda' },
   webgpu: { script: 'webgpu.ts', needs: 'webgpu' },
   cpu: { script: 'cpu.ts', needs: 'nothing' },
 };

@@ -8,11 +8,14 @@
  *                      [32·10, 128], compressed by a rank-8 truncated SVD
  *   apply_corrections  prediction + the rank-8 residual reconstruction (elementwise add)
  *
- * Each stage's time is printed, measured on the device it ran on. On a GPU the first pass compiles
- * (or loads from the kernel cache) and tunes every kernel it uses, so it is timed and reported
- * apart, and the stage figures come from the second, warm pass.
+ * Each stage's time is printed, measured on the device it ran on: the first pass apart (on a GPU
+ * it compiles, or loads from the kernel cache, and tunes every kernel it uses), then the median
+ * of 30 passes after 10 warm-up passes. Then encode and predict are recorded once with
+ * `gpu.capture` and replayed (one CUDA graph launch; an eager run elsewhere), and the median
+ * replay is printed next to the same stages run op by op.
  *
- * Run: `npx tsx examples/hybrid-trainer.ts [--backend cpu|cuda]`
+ * Run: `npx tsx examples/hybrid-trainer.ts [--backend cpu|cuda|webgpu] [--json]` (`--json` adds a
+ * last line with every figure, which `bench/pipeline.ts` reads).
  */
 import { performance } from 'node:perf_hooks';
 import { GpuCompute, type Tensor } from '../src/compute/index.js';
@@ -25,8 +28,12 @@ const MEMBERS = 5;
 const STEPS = 10;
 const RANK = 8;
 
+const WARMUP_PASSES = 10;
+const TIMED_PASSES = 30;
+
 const backendArg = process.argv.indexOf('--backend');
-const backend = backendArg >= 0 ? (process.argv[backendArg + 1] as 'cpu' | 'cuda') : 'auto';
+const backend = backendArg >= 0 ? (process.argv[backendArg + 1] as 'cpu' | 'cuda' | 'webgpu') : 'auto';
+const json = process.argv.includes('--json');
 const gpu = await GpuCompute.create({ backend });
 const info = gpu.info;
 console.log(`device: ${info.deviceName} (${info.backend}, ${info.platform})`);
@@ -88,25 +95,73 @@ function pipeline(): PipelineResult {
   return { times, corrected, energy: compressed.energy };
 }
 
+/** Σ t² on the device, one number read back. */
 function squaredNorm(t: Tensor): number {
-  const values = t.toArraySync() as Float32Array;
-  let sum = 0;
-  for (const v of values) sum += v * v;
-  return sum;
+  return gpu.scope(() => gpu.sum(gpu.mul(t, t)).toArraySync()[0]!);
 }
 
-if (info.backend !== 'cpu') {
-  const [first, ms] = timed(() => pipeline());
-  first.corrected.dispose();
-  const stages = Object.values(first.times).reduce((a, b) => a + b, 0);
-  console.log(`first pass: ${ms.toFixed(1)} ms (stages ${stages.toFixed(1)} ms; kernel compiles/cache loads and tuning dominate it)`);
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
-const { times, corrected, energy } = pipeline();
-console.log(`\nstage timings at batch ${BATCH} on ${info.deviceName}:`);
-for (const [stage, ms] of Object.entries(times)) console.log(`  ${stage.padEnd(20)} ${ms.toFixed(3).padStart(10)} ms`);
-console.log(`  ${'total'.padEnd(20)} ${Object.values(times).reduce((a, b) => a + b, 0).toFixed(3).padStart(10)} ms`);
+
+const [first, firstMs] = timed(() => pipeline());
+first.corrected.dispose();
+console.log(`first pass: ${firstMs.toFixed(1)} ms${info.backend === 'cpu' ? '' : ' (kernel compiles or cache loads, and tuning, dominate it)'}`);
+
+for (let i = 0; i < WARMUP_PASSES; i++) pipeline().corrected.dispose();
+const passes: PipelineResult[] = [];
+const totals: number[] = [];
+for (let i = 0; i < TIMED_PASSES; i++) {
+  const [result, ms] = timed(() => pipeline());
+  passes.push(result);
+  totals.push(ms);
+  if (i < TIMED_PASSES - 1) result.corrected.dispose();
+}
+const { corrected, energy } = passes.at(-1)!;
+const summary: Record<string, number> = { 'first pass': firstMs };
+for (const stage of Object.keys(passes[0]!.times)) summary[stage] = median(passes.map((p) => p.times[stage]!));
+summary['sum of the stages'] = median(passes.map((p) => Object.values(p.times).reduce((a, b) => a + b, 0)));
+summary['whole pass'] = median(totals);
+console.log(`\nstage timings at batch ${BATCH} on ${info.deviceName}, median of ${TIMED_PASSES} passes after ${WARMUP_PASSES} warm-up passes:`);
+for (const [name, ms] of Object.entries(summary)) if (name !== 'first pass') console.log(`  ${name.padEnd(20)} ${ms.toFixed(3).padStart(10)} ms`);
 const values = corrected.toArraySync() as Float32Array;
 console.log(`\ncorrected trajectory ${corrected.toString()}: first values ${Array.from(values.slice(0, 4), (v) => v.toFixed(4)).join(', ')}`);
 console.log(`rank-${RANK} SVD keeps ${(100 * energy).toFixed(1)}% of the residual energy`);
 corrected.dispose();
+
+// encode + predict + the ensemble mean, recorded once and replayed.
+const forward = (obs: Tensor) => {
+  const latent = gpu.linear(obs, encoder.weight, encoder.bias, 'relu');
+  const rollout = gpu.gruRollout(latent, undefined, ensemble, { steps: STEPS, outputProjection: head });
+  return gpu.mean(rollout.states, 0);
+};
+const captured = gpu.capture(forward, [observations]);
+const replays: number[] = [];
+const eagerRuns: number[] = [];
+for (let i = 0; i < WARMUP_PASSES + TIMED_PASSES; i++) {
+  const [replayed, replayMs] = timed(() => captured(observations));
+  const [eager, eagerMs] = timed(() => gpu.scope(() => forward(observations)));
+  if (i === 0) {
+    const a = replayed.toArraySync() as Float32Array;
+    const b = eager.toArraySync() as Float32Array;
+    const worst = a.reduce((m, v, j) => Math.max(m, Math.abs(v - b[j]!)), 0);
+    if (!(worst <= 1e-5)) throw new Error(`the replayed prediction differs from the eager one by ${worst}`);
+  }
+  if (i >= WARMUP_PASSES) {
+    replays.push(replayMs);
+    eagerRuns.push(eagerMs);
+  }
+  replayed.dispose();
+  eager.dispose();
+}
+console.log(
+  `\nencode + predict ${captured.graphed ? 'as one captured CUDA graph' : 'through gpu.capture (no graphs on this backend: run eagerly)'}: ` +
+    `${median(replays).toFixed(3)} ms a call, against ${median(eagerRuns).toFixed(3)} ms op by op (medians of ${TIMED_PASSES})`,
+);
+summary['encode + predict, replayed'] = median(replays);
+summary['encode + predict, op by op'] = median(eagerRuns);
+captured.dispose();
 gpu.dispose();
+if (json) console.log(JSON.stringify({ device: info.deviceName, backend: info.backend, ...summary }));

@@ -21,13 +21,7 @@
 #include "dtype.cuh"
 #include "block-reduce.cuh"
 #include "ops.cuh"
-
-__device__ __forceinline__ float gru_update(float xr, float xz, float xn, float hr, float hz, float hn, float hprev) {
-  const float r = gc_sigmoid(xr + hr);
-  const float z = gc_sigmoid(xz + hz);
-  const float n = tanhf(xn + r * hn);
-  return (1.0f - z) * n + z * hprev;
-}
+#include "gru.cuh"
 
 struct GruSeq {
   T* base;
@@ -47,47 +41,9 @@ struct GruSeq {
 // Most h elements one thread stages per chunk: BT·GRU_KC/GRU_THREADS = 16·TB/units.
 #define GRU_STAGE 16
 
-// h written by other blocks during this launch: read through L2, never a stale L1 line.
-__device__ __forceinline__ float load_cg(const float* p) {
-  float v;
-  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ float load_cg(const f16_t* p) {
-  f16_t h;
-  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h.bits) : "l"(p));
-  return to_float(h);
-}
-__device__ __forceinline__ float load_cg(const bf16_t* p) {
-  bf16_t h;
-  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h.bits) : "l"(p));
-  return to_float(h);
-}
-
 // The state before step t of row (e, b): h0 at t = 0, else the slot written at t − 1.
 __device__ __forceinline__ const T* prev_row(const T* h0, const GruSeq& seq, int e, int b, int t, int B, int H) {
   return t == 0 ? h0 + ((idx_t)e * B + b) * H : seq.at(e, b, t - 1);
-}
-
-__device__ __forceinline__ unsigned int load_acquire(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-// Grid-wide barrier over a monotonic counter (the launch is cooperative, so every block is
-// resident): arrival `round` completes when the counter reaches round·blocks.
-__device__ __forceinline__ void grid_barrier(unsigned int* counter, unsigned int round) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(counter, 1u);
-    const unsigned int target = round * gridDim.x;
-    while (load_acquire(counter) < target) {
-    }
-    __threadfence();
-  }
-  __syncthreads();
 }
 
 // TB batch rows per thread; block = GRU_THREADS threads = (GRU_THREADS/units) batch groups × units.
@@ -223,16 +179,7 @@ __device__ __forceinline__ void gru_persistent_body(const T* __restrict__ gx, id
     }
     if (t + 1 < steps) grid_barrier(counter, (unsigned int)(t + 1));
   }
-  // Leave the counter at zero for the next kernel: the last block to arrive here resets it
-  // (every block has then passed every barrier and reads it no more).
-  if (steps > 1) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      const unsigned int total = (unsigned int)steps * gridDim.x;
-      if (atomicAdd(counter, 1u) == total - 1) atomicExch(counter, 0u);
-    }
-  }
+  if (steps > 1) grid_barrier_reset(counter, (unsigned int)(steps - 1));
 }
 
 #define GRU_PERSISTENT(TB)                                                                                            \
@@ -319,40 +266,6 @@ extern "C" __global__ void __launch_bounds__(256) gru_gates(const T* __restrict_
 // L1, shared by the block's warps, which all walk the same tile.
 #define GRU_FUSED_UNITS 8
 
-template <int BT> struct RowBits;
-template <> struct RowBits<4> { static constexpr int value = 2; };
-template <> struct RowBits<16> { static constexpr int value = 4; };
-template <> struct RowBits<32> { static constexpr int value = 5; };
-
-// acc[r][g] holds lane-partial sums of row r, gate g. Each halving step trades half the rows with
-// the lane `mask` apart (lanes with `mask` set keep the upper half), so after log2 BT steps lane l
-// holds row l >> (5 − log2 BT) summed over 32/BT lanes; a butterfly over the remaining lane bits
-// completes the sums (3·(BT − 1) + 3·(5 − log2 BT) shuffles instead of 3·5·BT).
-template <int BT, int LEVEL = 0>
-__device__ __forceinline__ void reduce_scatter_rows(float (&acc)[BT][3], int lane) {
-  if constexpr (LEVEL < RowBits<BT>::value) {
-    constexpr int mask = 16 >> LEVEL;
-    constexpr int half = BT >> (LEVEL + 1);
-    const bool upper = (lane & mask) != 0;
-#pragma unroll
-    for (int r = 0; r < half; ++r) {
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        const float keep = upper ? acc[r + half][g] : acc[r][g];
-        const float give = upper ? acc[r][g] : acc[r + half][g];
-        acc[r][g] = keep + gc_shfl_xor(give, mask);
-      }
-    }
-    reduce_scatter_rows<BT, LEVEL + 1>(acc, lane);
-  } else {
-#pragma unroll
-    for (int mask = 16 >> RowBits<BT>::value; mask > 0; mask >>= 1) {
-#pragma unroll
-      for (int g = 0; g < 3; ++g) acc[0][g] += gc_shfl_xor(acc[0][g], mask);
-    }
-  }
-}
-
 template <int KPL, int BT>
 __device__ __forceinline__ void gru_fused_body(const T* __restrict__ gx, idx_t gxE, idx_t gxB, idx_t gxT,
                                                const T* __restrict__ whh, const T* __restrict__ bih,
@@ -419,7 +332,7 @@ __device__ __forceinline__ void gru_fused_body(const T* __restrict__ gx, idx_t g
       acc[r][2] = fmaf(h, w[2][i], acc[r][2]);
     }
   }
-  reduce_scatter_rows<BT>(acc, lane);
+  reduce_scatter_rows<BT, 3>(acc, lane);
 
   if (writes) {
     const T stored = narrow<T>(gru_update(xr, xz, xn, acc[0][0] + hr, acc[0][1] + hz, acc[0][2] + hn, hprev));

@@ -17,6 +17,7 @@ const OPTIONAL = {
   matmul: true,
   attention: true,
   gruRecurrence: true,
+  gruRollout: true,
   denseLinalg: true,
   recordGraph: true,
 } as const satisfies Record<OptionalOp, true>;

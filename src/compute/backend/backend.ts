@@ -7,7 +7,7 @@
 import type { AttentionParams } from '../core/attention-params.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
-import type { GruRecurrenceParams } from '../core/gru-params.js';
+import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
@@ -164,6 +164,12 @@ export interface OptionalOps {
   attention(params: AttentionParams): void;
   /** One GRU layer's recurrence over precomputed input projections; see `core/gru-params.ts` for the shared semantics. */
   gruRecurrence(params: GruRecurrenceParams): void;
+  /**
+   * A whole rollout of a one-layer GRU with its output projection in one go (`gpu.gruRollout`'s
+   * fast path). Returns false, having queued nothing, where the shape does not suit it; the
+   * front-end then runs the rollout step by step on `gruRecurrence` and `matmul`.
+   */
+  gruRollout(params: GruRolloutParams): boolean;
   /**
    * Device dense factorizations for `gpu.svd` (cuSOLVER on CUDA); undefined where the device has
    * none at run time (the library did not load), and the SVD then runs its host path.

@@ -40,3 +40,40 @@ export interface GruRecurrenceParams {
   precision: 'highest' | 'tf32';
   path: GruPath;
 }
+
+/**
+ * A whole autoregressive rollout of a one-layer GRU (E members) with its output projection, as a
+ * backend may run it in one go: x_0 = `state`; per step t, h_t = gru(x_t, h_{t−1}) (as
+ * {@link GruRecurrenceParams}, with x_t·W_ihᵀ rounded to the dtype as a product tensor would be)
+ * and y_t = h_t·W_outᵀ + b_out (the product rounded before the bias when the projection is per
+ * member, as a product then an add), stored as states[e, b, t] and fed back as x_{t+1}.
+ */
+export interface GruRolloutParams {
+  /** x_0: [E, B, S], or [B, S] shared by every member (`stateShared`). */
+  state: TensorView;
+  stateShared: boolean;
+  /** Dense [E, B, H]. */
+  h0: TensorView;
+  /** [E, 3H, S] and [E, 3H, H]. */
+  wIh: TensorView;
+  wHh: TensorView;
+  /** [E, 3H] each; absent means zero. */
+  bIh?: TensorView;
+  bHh?: TensorView;
+  /** [E, S, H], or [S, H] shared by every member (`projectionShared`). */
+  outWeight: TensorView;
+  /** [E, S] or [S] (as the weight); absent means zero. */
+  outBias?: TensorView;
+  projectionShared: boolean;
+  /** Out: [E, B, steps, S]. */
+  states: TensorView;
+  /** Out: the last step's state, dense [E, B, H]. */
+  hN: TensorView;
+  ensemble: number;
+  batch: number;
+  steps: number;
+  hidden: number;
+  /** S: the state (layer 0's input) size. */
+  input: number;
+  precision: 'highest' | 'tf32';
+}

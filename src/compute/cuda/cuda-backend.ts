@@ -17,7 +17,7 @@ import type { Backend, DeviceInfo, RecordedGraph } from '../backend/backend.js';
 import type { DenseLinalg } from '../backend/dense-linalg.js';
 import { OpStates } from '../backend/op-states.js';
 import type { AttentionParams } from '../core/attention-params.js';
-import type { GruRecurrenceParams } from '../core/gru-params.js';
+import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { Logger } from '../core/logger.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import { resolvePoolLimit } from '../core/pool-limit.js';
@@ -31,6 +31,7 @@ import { cudaDeviceInfo } from './device-info.js';
 import { cudaDenseLinalg } from './dense-linalg.js';
 import { cudaSegmentMemory } from './device-memory.js';
 import { cudaGruRecurrence } from './gru/gru.js';
+import { cudaGruRollout } from './gru/rollout.js';
 import { copyDeviceToHost, copyHostToDevice, PinnedStaging } from './host-copy.js';
 import { KernelRegistry, type RegisteredKernel } from './kernel-registry.js';
 import { cudaMatmul } from './matmul/matmul.js';
@@ -156,6 +157,11 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   gruRecurrence(params: GruRecurrenceParams): void {
     this.checkOpen();
     cudaGruRecurrence(this, params);
+  }
+
+  gruRollout(params: GruRolloutParams): boolean {
+    this.checkOpen();
+    return cudaGruRollout(this, params);
   }
 
   synchronize(): void {

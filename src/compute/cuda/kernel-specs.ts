@@ -6,7 +6,7 @@
 import { portableKernelNames, portableModuleSpecs } from '../gpu/kernel-specs.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
 import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention/attention-kernels.js';
-import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
+import { GRU_ROLLOUT_SOURCE, GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
 import { SMALL_DENSE_KERNELS, SMALL_DENSE_SPEC } from './small-dense.js';
 
 /** Every specialisation, without duplicates. */
@@ -23,6 +23,7 @@ export function kernelNames(spec: ModuleSpec): string[] {
     case ATTENTION_MMA_PINGPONG_SOURCE:
       return [ATTENTION_ENTRY.mma];
     case GRU_SOURCE:
+    case GRU_ROLLOUT_SOURCE:
       return gruKernelNames(spec);
     case SMALL_DENSE_SPEC.file:
       return [...SMALL_DENSE_KERNELS];

@@ -6,5 +6,6 @@ export const HIP_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
   attention: 'its kernels use NVIDIA-only instructions (mma.sync, cp.async)',
   gruRecurrence: 'its recurrence runs on matmul and CUDA-only kernels',
   denseLinalg: 'cuSOLVER is CUDA-only (svd runs its dense steps on the host)',
+  gruRollout: 'its one-launch rollout is a CUDA kernel (cooperative launch); a rollout runs step by step',
   recordGraph: 'hipGraph is not bound yet: gpu.capture runs the function eagerly',
 };

@@ -10,7 +10,7 @@
  */
 import { InvalidArgumentError } from '../../errors.js';
 import type { DType } from '../core/dtype.js';
-import type { GruPath, GruRecurrenceParams } from '../core/gru-params.js';
+import type { GruPath, GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { Session } from '../tensor/session.js';
 import { full } from './creation.js';
 import { binary } from './elementwise.js';
@@ -58,7 +58,9 @@ export interface GruCommonOptions {
    * How a CUDA backend runs the recurrence (other backends have one path and ignore it):
    * - 'auto' (default): the faster path for the shape, as measured on an H200: 'fused' for small
    *   products (ensemble·batch·hidden² up to 2^23 in f32, 2^22 under 'tf32') where it applies,
-   *   else 'steps'.
+   *   else 'steps'. A `gpu.gruRollout` of one layer without layer norm runs in one cooperative
+   *   launch (every step's gates and projection, SIMT f32 also under 'tf32') where hidden and
+   *   state sizes are at most 256 and the batch at most 256; the other paths run it step by step.
    * - 'fused': one kernel per step doing both the product h·W_hhᵀ (SIMT f32, also under 'tf32')
    *   and the gates, captured in a CUDA graph when the same call comes back. Applies to hidden
    *   sizes up to 512 without layer norm; elsewhere a CUDA backend throws InvalidArgumentError.
@@ -268,6 +270,10 @@ export function gruRollout(
   const L = stack.layers.length;
   const H = stack.hidden;
   const rows = E !== undefined ? [E, B] : [B];
+  if (path === 'auto' && L === 1 && !stack.layers[0]!.layerNorm) {
+    const whole = rolloutInOneGo(s, stack, state, init, projection, { rows, B, S, steps, precision });
+    if (whole) return whole;
+  }
   // The last layer's states of every step, [E, B, steps, H]: projected in one product at the end.
   let top: Tensor;
   try {
@@ -321,6 +327,63 @@ export function gruRollout(
 }
 
 // ------------------------------------------------------------------ internals
+
+/**
+ * The rollout of one layer without layer norm by the backend's one-go path (`Backend.gruRollout`),
+ * or undefined, with nothing allocated, where the backend has none or declines the shape. A result
+ * replaces `init`'s states, which it disposes; otherwise they stay with the caller.
+ */
+function rolloutInOneGo(
+  s: Session,
+  stack: CheckedStack,
+  state: Tensor,
+  init: { shape: number[]; layers: Tensor[] },
+  projection: { weight: Tensor; bias: Tensor | undefined },
+  { rows, B, S, steps, precision }: { rows: number[]; B: number; S: number; steps: number; precision: 'highest' | 'tf32' },
+): GruRolloutResult | undefined {
+  if (s.backend.gruRollout === undefined) return undefined;
+  const layer = stack.layers[0]!;
+  const E = stack.ensemble ?? 1;
+  const H = stack.hidden;
+  const states = s.empty(stack.op, [...rows, steps, S], stack.dtype);
+  let hN: Tensor | undefined;
+  try {
+    hN = s.empty(stack.op, [E, B, H], stack.dtype);
+    const params: GruRolloutParams = {
+      state: state.view,
+      stateShared: stack.ensemble === undefined || state.rank === 2,
+      h0: init.layers[0]!.view,
+      wIh: layer.wIh.view,
+      wHh: layer.wHh.view,
+      outWeight: projection.weight.view,
+      projectionShared: projection.weight.rank === 2,
+      states: states.view,
+      hN: hN.view,
+      ensemble: E,
+      batch: B,
+      steps,
+      hidden: H,
+      input: S,
+      precision,
+    };
+    if (layer.bIh) params.bIh = layer.bIh.view;
+    if (layer.bHh) params.bHh = layer.bHh.view;
+    if (projection.bias) params.outBias = projection.bias.view;
+    if (!s.backend.gruRollout(params)) {
+      states.dispose();
+      hN.dispose();
+      return undefined;
+    }
+  } catch (err) {
+    states.dispose();
+    hN?.dispose();
+    throw err;
+  }
+  for (const t of init.layers) t.dispose();
+  const hidden = hN.reshape(init.shape);
+  hN.dispose();
+  return { states, hidden };
+}
 
 /** Where a layer writes its states instead of a fresh sequence: step `step` of `tensor` [E, B, steps, H]. */
 interface SequenceTarget {

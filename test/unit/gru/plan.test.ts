@@ -9,8 +9,10 @@ import {
   persistentSharedBytes,
   planFused,
   planPersistent,
+  planRollout,
+  ROLLOUT_MAX_BATCH,
 } from '../../../src/compute/cuda/gru/gru-plan.js';
-import { gruFusedSpec, gruKernelNames, gruModuleSpecs } from '../../../src/compute/cuda/gru/gru-kernels.js';
+import { gruFusedSpec, gruKernelNames, gruModuleSpecs, gruRolloutSpec } from '../../../src/compute/cuda/gru/gru-kernels.js';
 
 const H200_SHARED = 232448 - 1024;
 /** An H200-like device: 132 SMs, as many 256-thread blocks per SM as shared memory allows (≤ 8). */
@@ -124,5 +126,31 @@ describe('fusedFit and autoPath', () => {
     expect(autoPath({ ...mid, batch: 16, precision: 'tf32' }, plan({ ...mid, batch: 16 }))).toBe('fused');
     // The hybrid trainer's ensemble (5 · 32 · 256² > 2^23) steps.
     expect(autoPath({ ...small, ensemble: 5 }, plan({ ...small, ensemble: 5 }))).toBe('steps');
+  });
+});
+
+describe('planRollout', () => {
+  it('takes the smallest column counts that cover H and S, a block per 8 units or columns of a member', () => {
+    expect(planRollout(5, 32, 256, 128)).toEqual({ kh: 8, ks: 4, blocks: 5 * 32 });
+    expect(planRollout(1, 1, 1, 1)).toEqual({ kh: 2, ks: 2, blocks: 1 });
+    expect(planRollout(3, 7, 33, 100)).toEqual({ kh: 2, ks: 4, blocks: 3 * 13 });
+    expect(planRollout(2, 9, 64, 65)).toEqual({ kh: 2, ks: 4, blocks: 2 * 9 });
+  });
+
+  it('declines sizes past 256 and batches past its limit, saying which', () => {
+    expect(planRollout(1, 32, 257, 16)).toEqual({ reason: expect.stringMatching(/up to 256/) });
+    expect(planRollout(1, 32, 16, 300)).toEqual({ reason: expect.stringMatching(/up to 256/) });
+    expect(planRollout(1, ROLLOUT_MAX_BATCH + 1, 16, 16)).toEqual({ reason: expect.stringMatching(/batches up to/) });
+    expect(planRollout(1, ROLLOUT_MAX_BATCH, 16, 16)).not.toHaveProperty('reason');
+  });
+
+  it('names a module of gru_rollout.cu that every plan can find among the specialisations', () => {
+    const specs = gruModuleSpecs().map((s) => JSON.stringify(s));
+    for (const [H, S] of [[1, 1], [64, 65], [256, 256], [100, 200]] as const) {
+      const p = planRollout(2, 8, H, S) as { kh: number; ks: number };
+      const spec = gruRolloutSpec('bf16', p.kh, p.ks);
+      expect(specs).toContain(JSON.stringify(spec));
+      expect(gruKernelNames(spec)).toEqual(['gru_rollout']);
+    }
   });
 });

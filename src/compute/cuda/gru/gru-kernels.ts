@@ -1,14 +1,16 @@
 /**
  * The compiled specialisations of `kernels/gru.cu` and the kernels each defines, for the GRU
  * launcher and the CI compile test: per float dtype, one module of the persistent and gates
- * kernels, and one module of fused step kernels per column count (GRU_FUSED_COLUMNS).
+ * kernels, and one module of fused step kernels per column count (GRU_FUSED_COLUMNS); and of
+ * `kernels/gru_rollout.cu`, one module per pair of column counts (ROLL_KH, ROLL_KS).
  */
 import type { DType } from '../../core/dtype.js';
-import { FUSED_COLUMNS, fusedKernelNames } from './gru-plan.js';
+import { FUSED_COLUMNS, fusedKernelNames, ROLLOUT_COLUMNS } from './gru-plan.js';
 import type { ModuleSpec } from '../../gpu/kernel-sources.js';
 import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
 
 export const GRU_SOURCE = 'gru.cu';
+export const GRU_ROLLOUT_SOURCE = 'gru_rollout.cu';
 
 /** The extern "C" kernels of gru.cu built without GRU_FUSED_COLUMNS. */
 export const GRU_KERNELS: readonly string[] = ['gru_persistent_tb2', 'gru_persistent_tb8', 'gru_gates'];
@@ -28,13 +30,23 @@ export function gruFusedSpec(dtype: DType, columns: number): ModuleSpec {
   return { file: GRU_SOURCE, defines: { GC_DTYPE: dtypeCode(dtype), GRU_FUSED_COLUMNS: columns } };
 }
 
-/** The kernels a gru.cu specialisation defines. */
+/** The one-launch rollout kernel with `kh` columns of h and `ks` of the state per lane, for a dtype. */
+export function gruRolloutSpec(dtype: DType, kh: number, ks: number): ModuleSpec {
+  return { file: GRU_ROLLOUT_SOURCE, defines: { GC_DTYPE: dtypeCode(dtype), ROLL_KH: kh, ROLL_KS: ks } };
+}
+
+/** The kernels a gru.cu or gru_rollout.cu specialisation defines. */
 export function gruKernelNames(spec: ModuleSpec): string[] {
+  if (spec.file === GRU_ROLLOUT_SOURCE) return ['gru_rollout'];
   const columns = spec.defines?.GRU_FUSED_COLUMNS;
   return columns === undefined ? [...GRU_KERNELS] : fusedKernelNames(Number(columns));
 }
 
 /** Every specialisation the GRU can request. */
 export function gruModuleSpecs(): ModuleSpec[] {
-  return (['f32', 'f16', 'bf16'] as const).flatMap((dtype) => [gruSpec(dtype), ...FUSED_COLUMNS.map((c) => gruFusedSpec(dtype, c))]);
+  return (['f32', 'f16', 'bf16'] as const).flatMap((dtype) => [
+    gruSpec(dtype),
+    ...FUSED_COLUMNS.map((c) => gruFusedSpec(dtype, c)),
+    ...ROLLOUT_COLUMNS.flatMap((kh) => ROLLOUT_COLUMNS.map((ks) => gruRolloutSpec(dtype, kh, ks))),
+  ]);
 }

@@ -140,3 +140,37 @@ export function autoPath(
   const work = shape.ensemble * shape.batch * shape.hidden * shape.hidden;
   return work <= FUSED_AUTO_LIMIT[shape.precision] ? 'fused' : 'steps';
 }
+
+/** Columns per lane the rollout kernel is compiled for (ROLL_KH for H, ROLL_KS for S): K serves sizes up to 32·K. */
+export const ROLLOUT_COLUMNS = [2, 4, 8] as const;
+/** Threads per block of the rollout kernel (ROLL_THREADS in gru_rollout.cu): one warp per item. */
+export const ROLLOUT_THREADS = 256;
+/**
+ * Most batch rows the rollout kernel takes: each warp walks the whole batch every phase, so past
+ * this the per-step GEMMs of the step-by-step path keep more of the device busy.
+ */
+export const ROLLOUT_MAX_BATCH = 256;
+
+/** How the one-launch rollout runs a shape: its module's column counts and its grid. */
+export interface RolloutPlan {
+  /** Columns of h (kh) and of the state (ks) per lane. */
+  kh: number;
+  ks: number;
+  /** Blocks for one group each: E·⌈max(H, S) / 8⌉ (a block runs 8 units, then 8 output columns, of one member). */
+  blocks: number;
+}
+
+/**
+ * The one-launch rollout's plan for E members, B rows, H hidden units and S state features, or
+ * why it does not apply: it keeps a warp's three W_ih and W_hh rows and its W_out row in
+ * registers (H and S up to 32·8) and walks the batch per phase (B up to {@link ROLLOUT_MAX_BATCH}).
+ */
+export function planRollout(E: number, B: number, H: number, S: number): RolloutPlan | { reason: string } {
+  const largest = 32 * ROLLOUT_COLUMNS[ROLLOUT_COLUMNS.length - 1]!;
+  if (H > largest || S > largest) return { reason: `hidden and state sizes up to ${largest}` };
+  if (B > ROLLOUT_MAX_BATCH) return { reason: `batches up to ${ROLLOUT_MAX_BATCH}` };
+  const kh = ROLLOUT_COLUMNS.find((c) => 32 * c >= H)!;
+  const ks = ROLLOUT_COLUMNS.find((c) => 32 * c >= S)!;
+  const warps = ROLLOUT_THREADS / 32;
+  return { kh, ks, blocks: E * Math.ceil(Math.max(H, S) / warps) };
+}

@@ -107,12 +107,16 @@ export class DeviceRandomizedSvd {
   private outputs(basis: Tensor<'f32'>, p: Tensor<'f32'>, leftK: Tensor<'f32'>, rightK: Tensor<'f32'>, sigmaK: Tensor<'f32'>): SvdResult | undefined {
     const { s } = this;
     const k = this.o.rank;
-    const deviations: Tensor<'f32'>[] | undefined = this.qr === 'cholesky' ? [] : undefined;
     const made: Tensor<'f32'>[] = [];
     let keep = false;
-    const eye = new Float32Array(k * k);
-    for (let i = 0; i < k; i++) eye[i * k + i] = 1;
-    using identity = tensor<'f32'>(s, eye, [k, k], 'f32');
+    // CholeskyQR2's breakdown check measures U and V against the identity.
+    let identity: Tensor<'f32'> | undefined;
+    if (this.qr === 'cholesky') {
+      const eye = new Float32Array(k * k);
+      for (let i = 0; i < k; i++) eye[i * k + i] = 1;
+      identity = tensor<'f32'>(s, eye, [k, k], 'f32');
+    }
+    const deviations: Tensor<'f32'>[] = [];
     try {
       const u = this.polish(matmul(s, basis, leftK, { ...PRODUCT, transB: true }), false, identity, deviations);
       made.push(u);
@@ -121,35 +125,35 @@ export class DeviceRandomizedSvd {
       const scaled = binary(s, 'mul', sigmaK, 1 / this.alpha, 'svd');
       made.push(scaled);
       this.mark('outputs U, V (products, polish)');
-      keep = this.checkStatus(deviations ?? []);
+      keep = this.checkStatus(deviations);
       this.mark('status read-back');
       return keep ? { u, s: scaled, v } : undefined;
     } finally {
-      for (const d of deviations ?? []) d.dispose();
+      identity?.dispose();
+      for (const d of deviations) d.dispose();
       if (!keep) for (const t of made) t.dispose();
     }
   }
 
   /**
-   * One Newton–Schulz step towards orthonormal columns (rows with `byRows`): X ← X·(3I − XᵀX)/2.
-   * The f32 bases, the f32 Jacobi vectors and the product of the two each leave ~1e-5 of
-   * non-orthogonality δ at q ≈ 140; the step leaves O(δ²) plus rounding, for two k×k-sized
-   * products. With `deviations`, also appends max|XᵀX − I| before the step there (a
-   * one-element tensor left on the device): CholeskyQR2's breakdown check. Takes ownership of x.
+   * One Newton–Schulz step towards orthonormal columns (rows with `byRows`): X ← X·(3I − XᵀX)/2,
+   * computed as 1.5·X − 0.5·X·(XᵀX), one product with X as the added term. The f32 bases, the
+   * f32 Jacobi vectors and the product of the two each leave ~1e-5 of non-orthogonality δ at
+   * q ≈ 140; the step leaves O(δ²) plus rounding, for two k×k-sized products. With `identity`,
+   * also appends max|XᵀX − I| before the step to `deviations` (a one-element tensor left on the
+   * device): CholeskyQR2's breakdown check. Takes ownership of x.
    */
-  private polish(x: Tensor<'f32'>, byRows: boolean, identity: Tensor<'f32'>, deviations: Tensor<'f32'>[] | undefined): Tensor<'f32'> {
+  private polish(x: Tensor<'f32'>, byRows: boolean, identity: Tensor<'f32'> | undefined, deviations: Tensor<'f32'>[]): Tensor<'f32'> {
     const { s } = this;
     try {
       using gram = matmul(s, x, x, byRows ? { ...PRODUCT, transB: true } : { ...PRODUCT, transA: true });
-      if (deviations) {
+      if (identity) {
         using difference = binary(s, 'sub', gram, identity, 'svd');
         using magnitude = unary(s, 'abs', difference);
         deviations.push(reduce(s, 'max', magnitude, undefined));
       }
-      using shifted = binary(s, 'mul', identity, 1.5, 'svd');
-      using half = binary(s, 'mul', gram, 0.5, 'svd');
-      using factor = binary(s, 'sub', shifted, half, 'svd');
-      return byRows ? matmul(s, factor, x, PRODUCT) : matmul(s, x, factor, PRODUCT);
+      const step = { ...PRODUCT, alpha: -0.5, c: x, beta: 1.5 };
+      return byRows ? matmul(s, gram, x, step) : matmul(s, x, gram, step);
     } finally {
       x.dispose();
     }

@@ -50,6 +50,7 @@
  * products' alpha), so the Gram matrices neither overflow nor underflow f32.
  */
 import { InvalidArgumentError } from '../../errors.js';
+import { planReduction } from '../core/reduce-plan.js';
 import { checkFlag, checkInteger, checkOptions, describeValue, optionKeys, validateSeed } from '../core/validation.js';
 import { DeviceRandomizedSvd } from '../linalg/device-randomized-svd.js';
 import { jacobiSvd } from '../linalg/jacobi-svd.js';
@@ -58,7 +59,6 @@ import { sketchWidth, type SvdProblem, type SvdResult, type SvdStageProbe } from
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { tensor } from './creation.js';
-import { reduce } from './reduce.js';
 
 export type { SvdResult, SvdStageProbe };
 
@@ -180,17 +180,20 @@ function resolve(s: Session, a: Tensor, options: unknown): SvdProblem {
 
 /**
  * Refuses NaN and ±Infinity with two reductions on the device (max and min propagate NaN and
- * show an infinity), reading back two numbers instead of the matrix. Returns max|a|.
+ * show an infinity) into one two-element tensor, read back at once: two numbers and one
+ * synchronisation instead of the matrix. Returns max|a|.
  */
 function checkFinite(s: Session, a: Tensor): number {
-  using largest = reduce(s, 'max', a, undefined);
-  using smallest = reduce(s, 'min', a, undefined);
-  const hi = largest.toArraySync()[0]!;
-  const lo = smallest.toArraySync()[0]!;
+  const { plan } = planReduction(a.shape, undefined, false);
+  using extremes = s.produce<'f32'>('svd', [2], 'f32', (out) => {
+    s.backend.reduce('max', a.view, { ...out.view, shape: [], size: 1 }, plan);
+    s.backend.reduce('min', a.view, { ...out.view, shape: [], offset: out.view.offset + 1, size: 1 }, plan);
+  });
+  const [hi, lo] = extremes.toArraySync() as Float32Array;
   if (!Number.isFinite(hi) || !Number.isFinite(lo)) {
     throw new InvalidArgumentError(`svd: a ${a.toString()} contains NaN or ±Infinity (max ${hi}, min ${lo})`);
   }
-  return Math.max(Math.abs(hi), Math.abs(lo));
+  return Math.max(Math.abs(hi!), Math.abs(lo!));
 }
 
 /** Exact SVD on the host: the matrix is small, so one-sided Jacobi in float64 is both exact and simple. */

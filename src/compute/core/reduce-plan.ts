@@ -36,12 +36,28 @@ export interface ReducePlan {
 
 /**
  * The plan and output shape of reducing `shape` over `axis` (already normalised; undefined
- * reduces everything), keeping the reduced dims with extent 1 when `keepDims`.
+ * reduces everything), keeping the reduced dims with extent 1 when `keepDims`. Both are frozen
+ * and cached per recent (shape, axis, keepDims): apps reduce the same shapes over and over.
  */
-export function planReduction(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: number[] } {
+export function planReduction(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: readonly number[] } {
+  const key = `${shape.join(',')}|${axis ?? ''}|${keepDims ? 1 : 0}`;
+  let planned = plans.get(key);
+  if (planned === undefined) {
+    planned = Object.freeze(plan(shape, axis, keepDims));
+    Object.freeze(planned.plan);
+    Object.freeze(planned.outShape);
+    if (plans.size >= MAX_CACHED_PLANS) plans.delete(plans.keys().next().value!);
+    plans.set(key, planned);
+  }
+  return planned;
+}
+
+const plans = new Map<string, { plan: ReducePlan; outShape: readonly number[] }>();
+const MAX_CACHED_PLANS = 512;
+
+function plan(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: number[] } {
   if (axis === undefined) {
-    const size = shape.reduce((p, d) => p * d, 1);
-    return { plan: { outer: 1, axisLen: size, inner: 1 }, outShape: keepDims ? shape.map(() => 1) : [] };
+    return { plan: { outer: 1, axisLen: shapeSize(shape), inner: 1 }, outShape: keepDims ? shape.map(() => 1) : [] };
   }
   return {
     plan: { outer: shapeSize(shape.slice(0, axis)), axisLen: shape[axis]!, inner: shapeSize(shape.slice(axis + 1)) },

@@ -173,7 +173,8 @@ export function validateShape(op: string, shape: unknown): readonly number[] {
       throw new InvalidArgumentError(`${op}: shape ${describeValue(shape)} has an invalid dim ${describeValue(d)} (dims are integers ≥ 0)`);
     }
   }
-  return Object.freeze([...(shape as number[])]);
+  // A tensor's shape (frozen) is kept as it is: ops pass them on and the check above is all they need.
+  return Object.isFrozen(shape) ? (shape as readonly number[]) : Object.freeze([...(shape as number[])]);
 }
 
 /**

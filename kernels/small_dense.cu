@@ -34,10 +34,10 @@ __device__ void apply_reflector(float* p, int rows, int cols, int j, int c0, flo
   for (int c = c0 + (threadIdx.x >> 5); c < cols; c += warps) {
     float dot = 0.f;
     for (int r = j + 1 + lane; r < rows; r += 32) dot += p[r * cols + j] * p[r * cols + c];
-    // Every lane reads the head before the shuffle, which lane 0's write below must not overtake.
-    const float head = p[j * cols + c];
-    dot = warp_sum_f(dot) + head;
+    dot = warp_sum_f(dot) + p[j * cols + c];
     const float scaled = tau * dot;
+    // Every lane has read the head: lane 0 may update it (shuffles order execution, not memory).
+    __syncwarp();
     if (lane == 0) p[j * cols + c] -= scaled;
     for (int r = j + 1 + lane; r < rows; r += 32) p[r * cols + c] -= scaled * p[r * cols + j];
   }

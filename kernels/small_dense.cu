@@ -2,10 +2,12 @@
 // nothing goes back to the host and no library workspace is needed, so a truncated SVD of a small
 // matrix is a short chain of launches.
 //
-// small_qr:  Householder QR of a row-major rows×cols panel (cols ≤ SMALL_QR_MAX_COLS, held in
-//            shared memory), written as the explicit orthonormal Q (rows×cols, row-major),
-//            LAPACK's geqr2 + org2r in f32.
-//            Orthonormal whatever the panel's rank: a zero column gets the identity reflector.
+// small_qr:  an orthonormal basis Q (rows×cols, row-major) of a row-major rows×cols panel
+//            (cols ≤ SMALL_QR_MAX_COLS, held in shared memory): CholeskyQR2 (twice G = PᵀP in
+//            f64, G = RᵀR, P ← P·R⁻¹; a few passes over the panel, each parallel over its rows),
+//            and where a column is (nearly) dependent on the ones before it, Householder QR
+//            instead (LAPACK's geqr2 + org2r in f32: orthonormal whatever the panel's rank, a zero
+//            column gets the identity reflector, but 2·cols dependent steps).
 // small_svd: one-sided (Hestenes) Jacobi SVD of a row-major n×n matrix (n ≤ SMALL_SVD_MAX) in f64,
 //            a = leftᵀ·diag(s)·right with the singular vectors as rows, s descending; a column
 //            with σ = 0 gets a unit vector orthogonal to the others. info: 0, or 1 when the
@@ -43,6 +45,70 @@ __device__ void apply_reflector(float* p, int rows, int cols, int j, int c0, flo
   }
 }
 
+// Below this share of its squared norm left after the columns before it (a new direction under
+// 1e-5 of the column), a column counts as dependent and CholeskyQR2 gives way to Householder.
+#define SMALL_QR_PIVOT_FLOOR 1e-10
+
+// CholeskyQR2 in place on the panel: twice G = PᵀP (f64), G = RᵀR (R upper), P ← P·R⁻¹. Returns
+// false, the panel then spoilt, when a pivot falls under SMALL_QR_PIVOT_FLOOR of its column's
+// squared norm (rank deficiency, or a condition past what two passes repair). `g` holds
+// cols×cols doubles and `diag` cols; both are shared, as is `good`.
+__device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* diag, int* good) {
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int warps = blockDim.x >> 5;
+  const int entries = cols * (cols + 1) / 2;
+  for (int pass = 0; pass < 2; ++pass) {
+    // G's upper triangle, a warp per entry (a, b), a ≤ b.
+    for (int e = warp; e < entries; e += warps) {
+      int a = 0, rest = e;
+      while (rest >= cols - a) rest -= cols - a++;
+      const int b = a + rest;
+      double sum = 0.0;
+      for (int r = lane; r < rows; r += 32) sum += (double)p[r * cols + a] * (double)p[r * cols + b];
+      sum = warp_sum_d(sum);
+      if (lane == 0) {
+        g[a * cols + b] = sum;
+        if (a == b) diag[a] = sum;
+      }
+    }
+    __syncthreads();
+    // Right-looking Cholesky by one warp: row k of R, then the trailing upper triangle.
+    if (warp == 0) {
+      int ok = 1;
+      for (int k = 0; k < cols; ++k) {
+        const double pivot = g[k * cols + k];
+        if (!(pivot > SMALL_QR_PIVOT_FLOOR * diag[k])) {  // also a zero column, and NaN
+          ok = 0;
+          break;
+        }
+        const double rkk = sqrt(pivot);
+        for (int j = k + lane; j < cols; j += 32) g[k * cols + j] = j == k ? rkk : g[k * cols + j] / rkk;
+        __syncwarp();
+        for (int i = k + 1; i < cols; ++i) {
+          for (int j = i + lane; j < cols; j += 32) g[i * cols + j] -= g[k * cols + i] * g[k * cols + j];
+        }
+        __syncwarp();
+      }
+      if (lane == 0) *good = ok;
+    }
+    __syncthreads();
+    if (!*good) return false;
+    // P ← P·R⁻¹, a thread per row: forward substitution of y·R = p over the row, in place.
+    for (int r = tid; r < rows; r += blockDim.x) {
+      float* row = p + r * cols;
+      for (int j = 0; j < cols; ++j) {
+        double v = row[j];
+        for (int i = 0; i < j; ++i) v -= (double)row[i] * g[i * cols + j];
+        row[j] = (float)(v / g[j * cols + j]);
+      }
+    }
+    __syncthreads();
+  }
+  return true;
+}
+
 // The panel lives in dynamic shared memory (rows·cols floats): every step reads what the one
 // before wrote, so shared memory's latency, not global memory's, sets the pace.
 extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const float* __restrict__ x, float* __restrict__ q, int rows,
@@ -50,10 +116,20 @@ extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const fl
   extern __shared__ float panel[];
   __shared__ float tau[SMALL_QR_MAX_COLS];
   __shared__ double warp_norms[SMALL_QR_THREADS / 32];
+  __shared__ double gram[SMALL_QR_MAX_COLS * SMALL_QR_MAX_COLS];
+  __shared__ double gram_diag[SMALL_QR_MAX_COLS];
+  __shared__ int cholesky_good;
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const int warps = blockDim.x >> 5;
   const int size = rows * cols;
+  for (int i = tid; i < size; i += blockDim.x) panel[i] = x[i];
+  __syncthreads();
+  if (cholesky_qr2(panel, rows, cols, gram, gram_diag, &cholesky_good)) {
+    for (int i = tid; i < size; i += blockDim.x) q[i] = panel[i];
+    return;
+  }
+  // Householder from the panel as given.
   for (int i = tid; i < size; i += blockDim.x) panel[i] = x[i];
   __syncthreads();
 

@@ -1,7 +1,8 @@
 /**
- * The one-block factorizations of `kernels/small_dense.cu` (Householder QR of a narrow panel, the
- * Jacobi SVD of a small square core): what the CUDA dense linear algebra runs instead of cuSOLVER
- * for the small sizes of narrow SVD sketches, where a library call's fixed cost dominates.
+ * The one-block factorizations of `kernels/small_dense.cu` (CholeskyQR2 of a narrow panel, with
+ * Householder QR where it breaks down; the Jacobi SVD of a small square core): what the CUDA
+ * dense linear algebra runs instead of cuSOLVER for the small sizes of narrow SVD sketches, where
+ * a library call's fixed cost dominates.
  */
 import { GpuError } from '../../errors.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
@@ -25,14 +26,14 @@ export interface SmallDenseLimits {
 
 /** Threads of the QR kernel (`SMALL_QR_THREADS`). */
 const QR_THREADS = 512;
-/** Static shared memory of the QR kernel besides the panel, with room to spare. */
-const QR_STATIC_SHARED = 1024;
+/** Static shared memory of the QR kernel besides the panel (its f64 Gram matrix, 64×64), with room to spare. */
+const QR_STATIC_SHARED = 64 * 64 * 8 + 2048;
 
 /**
  * What the one-block kernels take on a device with `sharedMemoryPerBlockOptin` bytes of shared
- * memory per block: QR panels of at most 64 columns whose f32 copy fits in shared memory (up to
- * 2^15 elements, 128 KB: one block walks the panel about 2·cols times), cores up to 48×48 (their
- * f64 copies fill 37 KB).
+ * memory per block: QR panels of at most 64 columns whose f32 copy fits in shared memory beside
+ * the kernel's f64 Gram matrix (up to 2^15 elements, 128 KB), cores up to 48×48 (their f64
+ * copies fill 37 KB).
  */
 export function smallDenseLimits(sharedMemoryPerBlockOptin: number): SmallDenseLimits {
   const fits = Math.floor((sharedMemoryPerBlockOptin - QR_STATIC_SHARED) / 4);

@@ -30,10 +30,11 @@
  * condition number, σ_k losing ~u·(σ₁/σ_k)² relative (1e-4 at σ₁/σ_k ≈ 60, inside the
  * accuracy target's range), so gesvdj stays.
  *
- * Small route (CUDA, q ≤ `HOST_ROUTE_MAX_WIDTH` and max(m, n)·q ≤ 2^15): the device route with
- * Householder QR, every QR and the core's SVD one launch of a one-block kernel of ours
- * (`cuda/small-dense.ts`): a short chain of launches with no read-back until the status at the
- * end, where the host route waits for the device at every pass.
+ * Small route (CUDA, q ≤ `HOST_ROUTE_MAX_WIDTH` and max(m, n)·q ≤ 2^15): the device route in its
+ * 'householder' mode, every QR and the core's SVD one launch of a one-block kernel of ours
+ * (`cuda/small-dense.ts`: CholeskyQR2 in f64 within the block, Householder where a pivot shows
+ * dependence, so orthonormal whatever the rank): a short chain of launches with no read-back
+ * until the status at the end, where the host route waits for the device at every pass.
  *
  * Host route (the CPU backend, CUDA without cuSOLVER, and other q ≤ `HOST_ROUTE_MAX_WIDTH`):
  * CholeskyQR on the device with its factor on the host (G = XᵀX with one product, R in

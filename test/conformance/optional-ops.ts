@@ -19,6 +19,7 @@ const OPTIONAL = {
   gruRecurrence: true,
   denseLinalg: true,
   recordGraph: true,
+  copyFromPeer: true,
 } as const satisfies Record<OptionalOp, true>;
 
 export const OPTIONAL_OPS = Object.keys(OPTIONAL) as OptionalOp[];

@@ -7,4 +7,5 @@ export const HIP_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
   gruRecurrence: 'its recurrence runs on matmul and CUDA-only kernels',
   denseLinalg: 'cuSOLVER is CUDA-only (svd runs its dense steps on the host)',
   recordGraph: 'hipGraph is not bound yet: gpu.capture runs the function eagerly',
+  copyFromPeer: 'hipMemcpyPeer is not bound yet: x.to(gpu) goes through the host',
 };

@@ -4,4 +4,5 @@ import type { OptionalOp } from '../backend/backend.js';
 export const WEBGPU_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
   denseLinalg: 'WebGPU has no dense factorization library; svd runs its dense steps on the host',
   recordGraph: 'WebGPU has no graph API (render bundles hold no compute passes): gpu.capture runs the function eagerly',
+  copyFromPeer: 'WebGPU has no copies between devices: x.to(gpu) goes through the host',
 };

@@ -3,6 +3,18 @@
  * @module gpucompute/compute
  */
 export { GpuCompute } from './gpu-compute.js';
+export { Communicator } from './communicator.js';
+export type {
+  AllReduceOptions,
+  BroadcastOptions,
+  CommunicatorOptions,
+  JoinOptions,
+  PeerOptions,
+  ReduceScatterOptions,
+  ReduceToRootOptions,
+} from './communicator.js';
+export { COLLECTIVE_REDUCE_OPS } from './backend/collectives.js';
+export type { CollectiveCall, CollectiveKind, CollectiveReduceOp, CollectiveTransport } from './backend/collectives.js';
 export type { GpuComputeOptions, PlainUnaryMethods } from './gpu-compute.js';
 export { Tensor } from './tensor/tensor.js';
 export type { HostArray, RawHostArray, TensorOwner } from './tensor/tensor.js';

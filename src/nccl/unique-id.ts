@@ -10,7 +10,10 @@ import { NCCL_UNIQUE_ID_BYTES } from './types.js';
  * `NcclCommunicator.initRank`. An id serves one communicator: make a new one for the next.
  */
 export class NcclUniqueId {
-  /** ncclGetUniqueId: a new id. The process that makes it hosts the ranks' rendezvous, so it must be one of them. */
+  /**
+   * ncclGetUniqueId: a new id. The process that makes it hosts the ranks' rendezvous (a thread
+   * NCCL starts), so it must stay alive until every rank has joined; it need not be a rank.
+   */
   static create(): NcclUniqueId {
     return new NcclUniqueId(getUniqueId());
   }

@@ -97,8 +97,8 @@ export const REDUCE_TO_ROOT_OPTIONS = optionKeys<ReduceToRootOptions>({ op: true
 export const REDUCE_SCATTER_OPTIONS = optionKeys<ReduceScatterOptions>({ op: true });
 export const PEER_OPTIONS = optionKeys<PeerOptions>({ peer: true });
 
-/** One result per rank this process drives: a tensor where x was one, else an array. */
-type Ranked<T, X> = X extends readonly unknown[] ? T[] : T;
+/** One result per rank this process drives: a tensor where x was one tensor, else an array. */
+export type Ranked<T, X> = X extends readonly unknown[] ? T[] : T;
 
 /** Ranks of one communicator, this process's GpuComputes among them. See the file comment. */
 export class Communicator implements Disposable {

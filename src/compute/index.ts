@@ -10,6 +10,7 @@ export type {
   CommunicatorOptions,
   JoinOptions,
   PeerOptions,
+  Ranked,
   ReduceScatterOptions,
   ReduceToRootOptions,
 } from './communicator.js';
@@ -61,7 +62,7 @@ export type { DenseLinalg } from './backend/dense-linalg.js';
 export { BackendUnavailableError } from './backend/registration.js';
 export type { BackendProbe, BackendRegistration, OpenOptions, ProbedDevice, ProbeOptions } from './backend/registration.js';
 export { BACKENDS, BACKEND_KINDS } from './backends.js';
-export type { CudaProbe, NvrtcProbe } from './cuda/probe.js';
+export type { CudaProbe, NcclProbe, NvrtcProbe } from './cuda/probe.js';
 export type { HipProbe } from './hip/probe.js';
 export type { CpuProbe } from './cpu/registration.js';
 export type { WebGpuProbe } from './webgpu/registration.js';

@@ -6,6 +6,7 @@
  * collectives overlaps them with compute on another stream: the compute stream waits for the
  * collective only when it next touches those tensors.
  */
+import { forgetCurrentContext } from '../../driver/raw/context.js';
 import { CaptureError } from '../../errors.js';
 import { NcclCommunicator } from '../../nccl/communicator.js';
 import { ncclGroup } from '../../nccl/group.js';
@@ -48,7 +49,11 @@ function transport(members: readonly CudaBackend[], comms: readonly NcclCommunic
         if (members[c.member]!.capturing) throw new CaptureError('capture: collectives cannot be recorded in a graph yet; call them outside the captured function');
       }
       ncclGroup(() => {
-        for (const c of calls) queue(members[c.member]!, comms[c.member]!, c);
+        for (const c of calls) {
+          queue(members[c.member]!, comms[c.member]!, c);
+          // NCCL may switch devices while it records a call: the next member's stream work sets its own context again.
+          forgetCurrentContext();
+        }
       });
     },
     dispose() {

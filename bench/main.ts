@@ -15,7 +15,7 @@ import { tsxCommand } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-type Needs = 'cuda' | 'webgpu' | 'nothing';
+type Needs = 'cuda' | 'cuda2' | 'webgpu' | 'nothing';
 
 /** Bench name → script and the device it needs, in the order `npm run bench` runs them. */
 const benches: Record<string, { script: string; needs: Needs }> = {
@@ -27,6 +27,7 @@ const benches: Record<string, { script: string; needs: Needs }> = {
   svd: { script: 'svd.ts', needs: 'cuda' },
   overhead: { script: 'overhead.ts', needs: 'cuda' },
   pipeline: { script: 'pipeline.ts', needs: 'cuda' },
+  allreduce: { script: 'allreduce.ts', needs: 'cuda2' },
   webgpu: { script: 'webgpu.ts', needs: 'webgpu' },
   cpu: { script: 'cpu.ts', needs: 'nothing' },
 };
@@ -54,6 +55,10 @@ console.log(webgpuAbsent === undefined ? `WebGPU on ${webgpu.adapter?.descriptio
 /** Why a bench cannot run here, or undefined when it can. */
 function absent(needs: Needs): string | undefined {
   if (needs === 'cuda') return cuda.available ? undefined : 'no CUDA GPU';
+  if (needs === 'cuda2') {
+    if ((cuda.deviceCount ?? 0) < 2) return `needs 2 CUDA GPUs, ${cuda.deviceCount ?? 0} here`;
+    return cuda.nccl.available ? undefined : `no NCCL (${cuda.nccl.reason})`;
+  }
   if (needs === 'webgpu') return webgpuAbsent === undefined ? undefined : 'no WebGPU GPU';
   return undefined;
 }

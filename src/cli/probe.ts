@@ -11,7 +11,7 @@ import type { ProbedDevice } from '../compute/backend/registration.js';
 import { BACKENDS } from '../compute/backends.js';
 
 export type { CallProbe, LibraryProbe } from '../compute/backend/registration.js';
-export type { CudaProbe, NvrtcProbe } from '../compute/cuda/probe.js';
+export type { CudaProbe, NcclProbe, NvrtcProbe } from '../compute/cuda/probe.js';
 export type { HipProbe } from '../compute/hip/probe.js';
 export type { CpuProbe } from '../compute/cpu/registration.js';
 export { formatCudaVersion } from '../compute/cuda/device-info.js';

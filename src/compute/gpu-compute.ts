@@ -49,11 +49,12 @@ import { dropout, rand, randn, type RandnOptions, type RandOptions } from './ops
 import { reduce, type ReduceOptions } from './ops/reduce.js';
 import { DEFAULT_LAYER_NORM_EPS, layerNorm, softmax } from './ops/rows.js';
 import { svd, type SvdOptions, type SvdResult } from './ops/svd.js';
+import { to } from './ops/transfer.js';
 import { selectDevice, type DeviceRequirements, type DeviceSelection } from './select-device.js';
 import { openBackend, type SkippedBackend } from './selection.js';
 import './tensor-methods.js';
 import { Session } from './tensor/session.js';
-import type { Tensor } from './tensor/tensor.js';
+import { Tensor } from './tensor/tensor.js';
 
 /** Options of {@link GpuCompute.create}. */
 export interface GpuComputeOptions {
@@ -584,3 +585,25 @@ export class GpuCompute {
 
 // The plain unary ops' methods, installed from the op table by the static block above.
 export interface GpuCompute extends PlainUnaryMethods {}
+
+// Tensor#to takes a GpuCompute, so it is declared and installed here rather than in tensor-methods.ts.
+declare module './tensor/tensor.js' {
+  interface Tensor<D extends DType = DType> {
+    /**
+     * A copy on `target`, another GpuCompute (another device, or another backend), which owns it:
+     * between CUDA devices device to device (peer to peer where they can reach each other, peer
+     * access being enabled on the first copy), otherwise through host memory. Ordered after the
+     * work queued on this tensor; the result is ready for `target`'s ops at once. On this
+     * tensor's own GpuCompute, a copy like `clone()`.
+     */
+    to(target: GpuCompute): Tensor<D>;
+  }
+}
+
+Object.defineProperty(Tensor.prototype, 'to', {
+  value: function (this: Tensor, target: GpuCompute) {
+    return to(this.owner as Session, this, target);
+  },
+  writable: true,
+  configurable: true,
+});

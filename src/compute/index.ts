@@ -3,6 +3,19 @@
  * @module gpucompute/compute
  */
 export { GpuCompute } from './gpu-compute.js';
+export { Communicator } from './communicator.js';
+export type {
+  AllReduceOptions,
+  BroadcastOptions,
+  CommunicatorOptions,
+  JoinOptions,
+  PeerOptions,
+  Ranked,
+  ReduceScatterOptions,
+  ReduceToRootOptions,
+} from './communicator.js';
+export { COLLECTIVE_REDUCE_OPS } from './backend/collectives.js';
+export type { CollectiveCall, CollectiveKind, CollectiveReduceOp, CollectiveTransport } from './backend/collectives.js';
 export type { GpuComputeOptions, PlainUnaryMethods } from './gpu-compute.js';
 export { Tensor } from './tensor/tensor.js';
 export type { HostArray, RawHostArray, TensorOwner } from './tensor/tensor.js';
@@ -49,7 +62,7 @@ export type { DenseLinalg } from './backend/dense-linalg.js';
 export { BackendUnavailableError } from './backend/registration.js';
 export type { BackendProbe, BackendRegistration, OpenOptions, ProbedDevice, ProbeOptions } from './backend/registration.js';
 export { BACKENDS, BACKEND_KINDS } from './backends.js';
-export type { CudaProbe, NvrtcProbe } from './cuda/probe.js';
+export type { CudaProbe, NcclProbe, NvrtcProbe } from './cuda/probe.js';
 export type { HipProbe } from './hip/probe.js';
 export type { CpuProbe } from './cpu/registration.js';
 export type { WebGpuProbe } from './webgpu/registration.js';

@@ -28,6 +28,7 @@ const OP_GROUPS: readonly OpGroup[] = [
   { ops: 'gru, gruCell, gruRollout', needs: ['matmul', 'gruRecurrence'] },
   { ops: 'svd', needs: ['matmul'], accelerated: { op: 'denseLinalg', without: 'dense steps on the host' } },
   { ops: 'capture', needs: [], accelerated: { op: 'recordGraph', without: 'runs the function eagerly' } },
+  { ops: 'x.to(another GpuCompute)', needs: [], accelerated: { op: 'copyFromPeer', without: 'through the host' } },
 ];
 
 /** How a backend runs an op group. */

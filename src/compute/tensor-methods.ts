@@ -136,6 +136,7 @@ const methods: Record<string, Method> = {
   clone(this: Tensor) {
     return copy(sessionOf(this), this);
   },
+
 };
 
 for (const op of PLAIN_UNARY_OPS) {

@@ -1,5 +1,7 @@
-import { DisposedError } from '../errors.js';
+import { DisposedError, InvalidArgumentError } from '../errors.js';
 import { ContextCore } from './context-core.js';
+import { CudaError } from './cuda-error.js';
+import { CudaResult } from './generated/result-code.js';
 import { guard, unguard } from './leak-guard.js';
 import { ctxSynchronize, memGetInfo } from './raw/context.js';
 import { ctxDisablePeerAccess, ctxEnablePeerAccess } from './raw/peer.js';
@@ -80,18 +82,32 @@ export class Context implements Disposable {
     return memGetInfo();
   }
 
-  /** Lets kernels in this context access memory of `peer`'s device (see `device.canAccessPeer`). */
+  /**
+   * Lets kernels and copies in this context reach memory of `peer`'s device directly (NVLink or
+   * PCIe), one way: call it on each side for both. Idempotent: a second call, or a call for a
+   * peer the driver already enabled, does nothing. Ask `device.canAccessPeer(peer.device)` first:
+   * where the devices cannot reach each other the driver's CUDA_ERROR_PEER_ACCESS_UNSUPPORTED is
+   * thrown as a {@link CudaError}; a context of the same device is refused with InvalidArgumentError.
+   */
   enablePeerAccess(peer: Context): void {
-    const peerHandle = peer.handle;
+    const peerHandle = this.#peerHandle(peer, 'enablePeerAccess');
     this.#enter();
-    ctxEnablePeerAccess(peerHandle, 0);
+    try {
+      ctxEnablePeerAccess(peerHandle, 0);
+    } catch (err) {
+      if (!(err instanceof CudaError && err.result === CudaResult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)) throw err;
+    }
   }
 
-  /** Revokes {@link enablePeerAccess}. */
+  /** Revokes {@link enablePeerAccess}; idempotent like it (a peer not enabled is left as it is). */
   disablePeerAccess(peer: Context): void {
-    const peerHandle = peer.handle;
+    const peerHandle = this.#peerHandle(peer, 'disablePeerAccess');
     this.#enter();
-    ctxDisablePeerAccess(peerHandle);
+    try {
+      ctxDisablePeerAccess(peerHandle);
+    } catch (err) {
+      if (!(err instanceof CudaError && err.result === CudaResult.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)) throw err;
+    }
   }
 
   /**
@@ -120,6 +136,15 @@ export class Context implements Disposable {
   #enter(): void {
     this.#checkLive();
     this.#core.enter();
+  }
+
+  #peerHandle(peer: Context, what: string): bigint {
+    if (!(peer instanceof Context)) throw new InvalidArgumentError(`Context.${what}: peer must be a Context, got ${typeof peer}`);
+    const handle = peer.handle;
+    if (peer.device.ordinal === this.device.ordinal) {
+      throw new InvalidArgumentError(`Context.${what}: the peer is a context of the same device (${this.device.ordinal}); peer access is between two devices`);
+    }
+    return handle;
   }
 
   #checkLive(): void {

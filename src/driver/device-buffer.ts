@@ -6,6 +6,7 @@ import { copyByteLength } from './copy-range.js';
 import { MemPoolAttribute } from './generated/enums.js';
 import { guard, unguard } from './leak-guard.js';
 import { ensureCurrent } from './raw/context.js';
+import { memcpyPeer, memcpyPeerAsync } from './raw/peer.js';
 import { deviceGetDefaultMemPool } from './raw/device.js';
 import { streamSynchronize } from './raw/stream.js';
 import type { CUdeviceptr, CUstream } from './raw/handles.js';
@@ -183,14 +184,34 @@ export class DeviceBuffer implements DevicePointerLike, Disposable {
     if (length > 0) memcpyDtoHAsync(dst.address, offsetPointer(src, options.byteOffset), length, streamHandle);
   }
 
-  /** Copies from another device buffer (ordered on `stream` when given). */
+  /**
+   * Copies from another device buffer (ordered on `stream` when given). A buffer of another
+   * device is copied with cuMemcpyPeer / cuMemcpyPeerAsync: directly over NVLink or PCIe where
+   * peer access is enabled (`context.enablePeerAccess`), staged through host memory by the driver
+   * otherwise. For such a copy the stream may belong to either buffer's context.
+   */
   copyFrom(src: DeviceBuffer, options: { stream?: Stream; byteLength?: number } = {}): void {
     const length = copyByteLength('copyFrom', this.byteLength, src.byteLength, undefined, options.byteLength);
     const from = src.ptr;
+    const srcCore = src.#core;
+    if (srcCore === this.#core) {
+      const stream = options.stream === undefined ? undefined : this.#streamHandle(options.stream, 'copyFrom');
+      const to = this.#enter();
+      if (length === 0) return;
+      if (stream === undefined) memcpyDtoD(to, from, length);
+      else memcpyDtoDAsync(to, from, length, stream);
+      return;
+    }
+    const { stream } = options;
+    if (stream !== undefined && stream.core !== this.#core && stream.core !== srcCore) {
+      throw new InvalidArgumentError('copyFrom: the stream belongs to neither buffer\'s context');
+    }
+    const streamHandle = stream?.handle;
+    srcCore.enter();
     const to = this.#enter();
     if (length === 0) return;
-    if (options.stream === undefined) memcpyDtoD(to, from, length);
-    else memcpyDtoDAsync(to, from, length, this.#streamHandle(options.stream, 'copyFrom'));
+    if (streamHandle === undefined) memcpyPeer(to, this.#core.handle, from, srcCore.handle, length);
+    else memcpyPeerAsync(to, this.#core.handle, from, srcCore.handle, length, streamHandle);
   }
 
   /**

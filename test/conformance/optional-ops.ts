@@ -20,6 +20,7 @@ const OPTIONAL = {
   gruRollout: true,
   denseLinalg: true,
   recordGraph: true,
+  copyFromPeer: true,
 } as const satisfies Record<OptionalOp, true>;
 
 export const OPTIONAL_OPS = Object.keys(OPTIONAL) as OptionalOp[];

@@ -181,6 +181,14 @@ export interface OptionalOps {
    * CaptureError, and every pool block allocated or freed joins the graph's reservation.
    */
   recordGraph(fn: () => void): RecordedGraph;
+  /**
+   * Copies `src`, a tensor of `from` (another instance of this backend's kind: another device, or
+   * another GpuCompute on the same one), into `dst`, device to device (peer to peer where the
+   * devices can reach each other), ordered after the work queued on both, and before later work
+   * of `from` on src's buffer. `x.to(gpu)` goes through the host where the backends differ in
+   * kind or this op is missing.
+   */
+  copyFromPeer(dst: TensorView, src: TensorView, from: Backend): void;
 }
 
 /** Work recorded by {@link OptionalOps.recordGraph}, replayed with one launch. */

@@ -4,19 +4,22 @@
  * and stream ordering of {@link PooledBackend}, and the kernels under
  * `kernels/` compiled on first use.
  */
-import { DisposedError } from '../../errors.js';
+import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import type { Context } from '../../driver/context.js';
 import { Device } from '../../driver/device.js';
 import { Event } from '../../driver/event.js';
 import { Graph, type GraphExec } from '../../driver/graph.js';
 import { driverGetVersion } from '../../driver/raw/init.js';
 import { memcpyDtoDAsync, memcpyDtoHAsync } from '../../driver/raw/memory.js';
+import { memcpyPeerAsync } from '../../driver/raw/peer.js';
 import { Stream } from '../../driver/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { Backend, DeviceInfo, RecordedGraph } from '../backend/backend.js';
+import type { TensorView } from '../core/view.js';
 import type { DenseLinalg } from '../backend/dense-linalg.js';
 import { OpStates } from '../backend/op-states.js';
 import type { AttentionParams } from '../core/attention-params.js';
+import { dtypeSize } from '../core/dtype.js';
 import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { Logger } from '../core/logger.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
@@ -26,7 +29,7 @@ import type { PoolStrategy } from '../gpu/memory-pool.js';
 import { PooledBackend, type PooledRuntime, type PooledStream, type RecordedMemory } from '../gpu/pooled-backend.js';
 import { cudaAttention } from './attention/attention.js';
 import { BlockCounters } from './block-counters.js';
-import type { CudaContext } from './cuda-context.js';
+import type { CudaBuffer, CudaContext, CudaStream } from './cuda-context.js';
 import { cudaDeviceInfo } from './device-info.js';
 import { cudaDenseLinalg } from './dense-linalg.js';
 import { cudaSegmentMemory } from './device-memory.js';
@@ -109,6 +112,8 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   readonly #counters: BlockCounters;
   /** Captured graphs not yet disposed (released with the backend). */
   readonly #graphs = new Set<RecordedGraph>();
+  /** Devices whose memory copies from were already set up (peer access enabled where the two can reach each other). */
+  readonly #peers = new Set<number>();
 
   /** @internal Use {@link createCudaBackend}. */
   constructor(
@@ -162,6 +167,44 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   gruRollout(params: GruRolloutParams): boolean {
     this.checkOpen();
     return cudaGruRollout(this, params);
+  }
+
+  /**
+   * Copies a tensor of another CUDA backend (another device, or another GpuCompute on this one)
+   * on this backend's current stream, which first waits for the work queued on the source buffer;
+   * the source's stream then waits for the copy, so the source's later work (a write, its buffer's
+   * reuse) cannot overtake it. Between devices the copy is cuMemcpyPeerAsync, peer to peer once
+   * peer access is enabled both ways (done on the first copy from a device that can reach this
+   * one), staged through host memory by the driver otherwise.
+   */
+  copyFromPeer(dst: TensorView, src: TensorView, from: Backend): void {
+    this.checkOpen();
+    if (!(from instanceof CudaBackend)) throw new InvalidArgumentError(`copyFromPeer: the source is a ${from.kind} backend, not a CUDA one`);
+    from.checkOpen();
+    this.assertNotRecording('x.to(another GpuCompute)');
+    from.assertNotRecording('x.to(another GpuCompute) of a tensor of the recording GpuCompute');
+    const stream = this.enqueue(dst);
+    const current = this.currentStream() as CudaStream;
+    const source = (src.buffer as CudaBuffer).lastStream;
+    from.orderStreams(source, current);
+    const bytes = src.size * dtypeSize[src.dtype];
+    const sameDevice = from.device.ordinal === this.device.ordinal;
+    if (!sameDevice) this.#reachPeer(from);
+    this.context.makeCurrent();
+    if (sameDevice) memcpyDtoDAsync(this.address(dst), from.address(src), bytes, stream.handle);
+    else memcpyPeerAsync(this.address(dst), this.context.handle, from.address(src), from.context.handle, bytes, stream.handle);
+    this.orderStreams(current, source);
+  }
+
+  /** Enables peer access between this device and `from`'s, both ways, the first time, where they can reach each other. */
+  #reachPeer(from: CudaBackend): void {
+    const ordinal = from.device.ordinal;
+    if (this.#peers.has(ordinal)) return;
+    if (this.device.canAccessPeer(from.device) && from.device.canAccessPeer(this.device)) {
+      this.context.enablePeerAccess(from.context);
+      from.context.enablePeerAccess(this.context);
+    }
+    this.#peers.add(ordinal);
   }
 
   synchronize(): void {

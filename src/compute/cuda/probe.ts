@@ -9,6 +9,8 @@ import { Device } from '../../driver/device.js';
 import { openLibcuda } from '../../driver/library.js';
 import { deviceGetCount } from '../../driver/raw/device.js';
 import { driverGetVersion, init } from '../../driver/raw/init.js';
+import { openNccl } from '../../nccl/library.js';
+import { getVersion as ncclGetVersion } from '../../nccl/raw/version.js';
 import { openNvrtc } from '../../nvrtc/library.js';
 import { getSupportedArchs, version as nvrtcVersion } from '../../nvrtc/raw.js';
 import {
@@ -33,7 +35,16 @@ export interface NvrtcProbe {
   supportedArchs: string[];
 }
 
-/** The CUDA backend: driver library, cuInit, versions, device count, NVRTC. */
+/** NCCL, the collectives library of `Communicator` between CUDA devices. */
+export interface NcclProbe {
+  available: boolean;
+  reason: string | null;
+  library: LibraryProbe;
+  /** `major.minor.patch`, e.g. "2.27.3". */
+  version: string | null;
+}
+
+/** The CUDA backend: driver library, cuInit, versions, device count, NVRTC, NCCL. */
 export interface CudaProbe extends BackendProbe {
   library: LibraryProbe;
   /** cuInit(0); null when the library did not load. */
@@ -44,6 +55,7 @@ export interface CudaProbe extends BackendProbe {
   displayDriverVersion: string | null;
   deviceCount: number | null;
   nvrtc: NvrtcProbe;
+  nccl: NcclProbe;
 }
 
 /** The CUDA driver, its devices and NVRTC. */
@@ -57,6 +69,7 @@ export function probeCuda(options: ProbeOptions = {}): { backend: CudaProbe; dev
     displayDriverVersion: readNvidiaModuleVersion(),
     deviceCount: null,
     nvrtc: probeNvrtc(),
+    nccl: probeNccl(),
   };
   const devices: ProbedDevice[] = [];
   if (!backend.library.found) {
@@ -115,6 +128,23 @@ export function probeNvrtc(): NvrtcProbe {
     probe.available = true;
   } catch (err) {
     probe.reason = `NVRTC loaded from ${probe.library.path} but failed: ${errorMessage(err)}`;
+  }
+  return probe;
+}
+
+/** NCCL: where it loaded from and its version (no GPU needed to ask). */
+export function probeNccl(): NcclProbe {
+  const probe: NcclProbe = { available: false, reason: null, library: probeLibrary(openNccl), version: null };
+  if (!probe.library.found) {
+    probe.reason = `NCCL is not installed: none of ${probe.library.tried.length} candidates loaded`;
+    return probe;
+  }
+  try {
+    const { major, minor, patch } = ncclGetVersion();
+    probe.version = `${major}.${minor}.${patch}`;
+    probe.available = true;
+  } catch (err) {
+    probe.reason = `NCCL loaded from ${probe.library.path} but failed: ${errorMessage(err)}`;
   }
   return probe;
 }

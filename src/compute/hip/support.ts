@@ -8,4 +8,5 @@ export const HIP_UNSUPPORTED: Readonly<Partial<Record<OptionalOp, string>>> = {
   denseLinalg: 'cuSOLVER is CUDA-only (svd runs its dense steps on the host)',
   gruRollout: 'its one-launch rollout is a CUDA kernel (cooperative launch); a rollout runs step by step',
   recordGraph: 'hipGraph is not bound yet: gpu.capture runs the function eagerly',
+  copyFromPeer: 'hipMemcpyPeer is not bound yet: x.to(gpu) goes through the host',
 };

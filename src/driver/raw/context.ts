@@ -62,6 +62,15 @@ export function ensureCurrent(ctx: CUcontext): void {
   if (lastCurrent !== ctx) ctxSetCurrent(ctx);
 }
 
+/**
+ * Forgets which context is current, after a call into a library that may change it behind this
+ * module's back (NCCL switches devices as it launches): the next {@link ensureCurrent} sets it
+ * again, without asking the driver now.
+ */
+export function forgetCurrentContext(): void {
+  lastCurrent = undefined;
+}
+
 /** The context this module last made current on this thread (undefined when unknown). */
 export function lastCurrentContext(): CUcontext | undefined {
   return lastCurrent;

@@ -34,6 +34,12 @@ describe('bench/main.ts', () => {
     expect(r.stdout).toMatch(/^svd +skipped: no CUDA GPU$/m);
     expect(r.stdout).not.toContain('=== bench');
   });
+
+  it.skipIf(gpuAvailable)('skips the all-reduce bench below 2 CUDA GPUs, saying how many there are', () => {
+    const r = bench(['allreduce']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^allreduce +skipped: needs 2 CUDA GPUs, 0 here$/m);
+  });
 });
 
 describe('tsxCommand', () => {

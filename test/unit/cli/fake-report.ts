@@ -56,6 +56,12 @@ export function fakeReport(): InfoReport {
           version: '13.0',
           supportedArchs: ['sm_75', 'sm_80', 'sm_86', 'sm_89', 'sm_90', 'sm_100', 'sm_120'],
         },
+        nccl: {
+          available: true,
+          reason: null,
+          library: { found: true, path: '/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2', tried: [] },
+          version: '2.27.3',
+        },
       },
       hip: {
         available: false,

@@ -30,6 +30,7 @@ describe('probeAll on this machine', () => {
     const withGpu = fakeReport();
     expect(Object.keys(report.backends.cuda)).toEqual(Object.keys(withGpu.backends.cuda));
     expect(Object.keys(report.backends.cuda.nvrtc)).toEqual(Object.keys(withGpu.backends.cuda.nvrtc));
+    expect(Object.keys(report.backends.cuda.nccl)).toEqual(Object.keys(withGpu.backends.cuda.nccl));
     expect(Object.keys(report.backends.hip)).toEqual(Object.keys(withGpu.backends.hip));
     expect(shape(report.backends.cpu)).toEqual(shape(withGpu.backends.cpu));
     for (const device of report.devices) expect(Object.keys(device)).toEqual(Object.keys(withGpu.devices[0]!));
@@ -80,6 +81,9 @@ describe('probeAll on this machine', () => {
   });
 
   it('reports NVRTC with its version and targets when it loads, else the paths tried', () => {
+    const nccl = report.backends.cuda.nccl;
+    if (nccl.available) expect(nccl.version).toMatch(/^2\.\d+\.\d+$/);
+    else expect(nccl.reason).toMatch(/^NCCL is not installed: none of \d+ candidates loaded$/);
     const nvrtc = report.backends.cuda.nvrtc;
     if (nvrtc.available) {
       expect(nvrtc.version).toMatch(/^\d+\.\d+$/);

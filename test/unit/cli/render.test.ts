@@ -10,6 +10,7 @@ describe('renderInfo', () => {
     expect(lines).toContain('  CUDA   available    1 device, driver 580.65.06, CUDA 13.0');
     expect(lines).toContain('         libcuda loaded from libcuda.so.1');
     expect(lines).toContain('         NVRTC 13.0 loaded from /usr/local/cuda/lib64/libnvrtc.so.13, targets sm_75 to sm_120 (7)');
+    expect(lines).toContain('         NCCL 2.27.3 loaded from /usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2');
     expect(lines).toContain('  HIP    unavailable  the HIP runtime (libamdhip64) is not installed: none of 2 candidates loaded');
     expect(lines).toContain('         libamdhip64 tried:');
     expect(lines).toContain('           /opt/rocm/lib/libamdhip64.so.6: no such file');
@@ -32,6 +33,12 @@ describe('renderInfo', () => {
       version: null,
       supportedArchs: [],
     };
+    cuda.nccl = {
+      available: false,
+      reason: 'NCCL is not installed: none of 1 candidates loaded',
+      library: { found: false, path: null, tried: [{ path: 'libnccl.so.2', error: 'cannot open shared object file' }] },
+      version: null,
+    };
     report.devices = [];
     const lines = renderInfo(report).split('\n');
     expect(lines).toContain(
@@ -40,6 +47,8 @@ describe('renderInfo', () => {
     expect(lines).toContain('         cuInit returned CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected');
     expect(lines).toContain('         NVRTC unavailable: NVRTC is not installed: none of 1 candidates loaded');
     expect(lines).toContain('             /nope/libnvrtc.so: no such file');
+    expect(lines).toContain('         NCCL unavailable (multi-GPU collectives need it): NCCL is not installed: none of 1 candidates loaded');
+    expect(lines).toContain('             libnccl.so.2: cannot open shared object file');
     expect(lines).toContain('  none: no GPU answered');
   });
 

@@ -241,4 +241,5 @@ export const OP_CASES: readonly OpCase[] = [
   { method: 'Tensor#dropout', inputs: x34, run: (_, t) => t.x!.dropout(0.25, 2) },
   { method: 'Tensor#cast', inputs: x34, run: (_, t) => t.x!.cast('i32') },
   { method: 'Tensor#clone', inputs: x34, run: (_, t) => t.x!.clone() },
+  { method: 'Tensor#to', inputs: x34, run: (g, t) => t.x!.to(g) },
 ];

@@ -706,4 +706,23 @@ export const SPECS: Readonly<Record<string, MethodSpec>> = {
     bad: [invalid('an unknown dtype', (_, f) => f.x.cast('f64' as never), /^cast: unknown dtype f64/)],
   },
   'Tensor#clone': { op: 'copy', receiver: 'x', call: (_, f, arg) => arg('x', f.x).clone() },
+  'Tensor#to': {
+    op: 'to',
+    receiver: 'x',
+    call: (g, f, arg) => arg('x', f.x).to(g),
+    bad: [
+      invalid('a target that is not a GpuCompute', (_, f) => f.x.to('cuda:1' as never), /^to: target must be a GpuCompute, got the string "cuda:1"/),
+      invalid('a backend for a target', (g, f) => f.x.to(g.backend as never), /^to: target must be a GpuCompute, got /),
+      {
+        label: 'a disposed target',
+        call: async (g, f) => {
+          const gone = await (g.constructor as typeof GpuCompute).create({ backend: 'cpu', logLevel: 'silent' });
+          gone.dispose();
+          return f.x.to(gone);
+        },
+        error: DisposedError,
+        message: /^to: the target GpuCompute has been disposed/,
+      },
+    ],
+  },
 };

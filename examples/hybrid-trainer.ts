@@ -82,7 +82,7 @@ function pipeline(): PipelineResult {
     const { u, s, v } = gpu.svd(matrix, { rank: RANK });
     const us = gpu.mul(u, s); // u·diag(s)
     const lowRank = gpu.matmul(us, v).reshape([BATCH, STEPS, STATE]);
-    const energy = squaredNorm(s) / squaredNorm(matrix);
+    const energy = keptEnergy(s, matrix);
     for (const t of [matrix, u, s, v, us]) t.dispose();
     return { lowRank, energy };
   });
@@ -95,9 +95,9 @@ function pipeline(): PipelineResult {
   return { times, corrected, energy: compressed.energy };
 }
 
-/** Σ t² on the device, one number read back. */
-function squaredNorm(t: Tensor): number {
-  return gpu.scope(() => gpu.sum(gpu.mul(t, t)).toArraySync()[0]!);
+/** Σ s² / Σ m², computed on the device: one number read back. */
+function keptEnergy(s: Tensor, m: Tensor): number {
+  return gpu.scope(() => gpu.div(gpu.sum(gpu.mul(s, s)), gpu.sum(gpu.mul(m, m))).toArraySync()[0]!);
 }
 
 function median(values: number[]): number {

@@ -16,7 +16,9 @@ const OPTIONAL = {
   layerNorm: true,
   matmul: true,
   attention: true,
+  attentionBackward: true,
   gruRecurrence: true,
+  gruBackwardRecurrence: true,
   denseLinalg: true,
   recordGraph: true,
 } as const satisfies Record<OptionalOp, true>;

@@ -22,8 +22,10 @@ import type { BroadcastPlan } from '../core/broadcast.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import { attention } from './attention.js';
+import { attentionBackward } from './attention-backward.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import { gruRecurrence } from './gru.js';
 import { Blas } from '../../blas/blas.js';
@@ -246,6 +248,10 @@ export class CpuBackend implements Backend {
   attention(params: AttentionParams): void {
     if (this.#wasm.holds(params.q, params.k, params.v, params.out, params.lse, params.keyLengths)) this.#wasm.attention(params);
     else attention(params);
+  }
+
+  attentionBackward(params: AttentionBackwardParams): void {
+    attentionBackward(params);
   }
 
   gruRecurrence(params: GruRecurrenceParams): void {

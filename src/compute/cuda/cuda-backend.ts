@@ -16,6 +16,7 @@ import type { ArgType } from '../../ffi/kernel-args.js';
 import type { Backend, DeviceInfo, RecordedGraph } from '../backend/backend.js';
 import type { DenseLinalg } from '../backend/dense-linalg.js';
 import { OpStates } from '../backend/op-states.js';
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { Logger } from '../core/logger.js';
@@ -25,6 +26,7 @@ import type { ModuleSpec } from '../gpu/kernel-sources.js';
 import type { PoolStrategy } from '../gpu/memory-pool.js';
 import { PooledBackend, type PooledRuntime, type PooledStream, type RecordedMemory } from '../gpu/pooled-backend.js';
 import { cudaAttention } from './attention/attention.js';
+import { cudaAttentionBackward } from './attention/attention-backward.js';
 import { BlockCounters } from './block-counters.js';
 import type { CudaContext } from './cuda-context.js';
 import { cudaDeviceInfo } from './device-info.js';
@@ -146,6 +148,11 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   attention(params: AttentionParams): void {
     this.checkOpen();
     cudaAttention(this, params);
+  }
+
+  attentionBackward(params: AttentionBackwardParams): void {
+    this.checkOpen();
+    cudaAttentionBackward(this, params);
   }
 
   denseLinalg(): DenseLinalg | undefined {

@@ -1,17 +1,18 @@
 /**
  * Every specialisation the CUDA backend can request (the portable ones, and the CUDA-only
- * attention, GRU and small dense kernels; the cluster softmax and the matmul and Hopper kernels have compile
+ * attention (forward and backward), GRU and small dense kernels; the cluster softmax and the matmul and Hopper kernels have compile
  * tests of their own), and the kernels each defines: what the CI compile test builds with NVRTC.
  */
 import { portableKernelNames, portableModuleSpecs } from '../gpu/kernel-specs.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
+import { ATTENTION_BACKWARD_ENTRY, ATTENTION_BACKWARD_SOURCE, attentionBackwardModuleSpecs } from './attention/attention-backward-kernels.js';
 import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention/attention-kernels.js';
 import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
 import { SMALL_DENSE_KERNELS, SMALL_DENSE_SPEC } from './small-dense.js';
 
 /** Every specialisation, without duplicates. */
 export function allModuleSpecs(): ModuleSpec[] {
-  return [...portableModuleSpecs(), ...attentionModuleSpecs(), ...gruModuleSpecs(), SMALL_DENSE_SPEC];
+  return [...portableModuleSpecs(), ...attentionModuleSpecs(), ...attentionBackwardModuleSpecs(), ...gruModuleSpecs(), SMALL_DENSE_SPEC];
 }
 
 /** The kernels (extern "C" names) a specialisation defines; the backend launches only these. */
@@ -22,6 +23,8 @@ export function kernelNames(spec: ModuleSpec): string[] {
     case ATTENTION_SOURCE.mma:
     case ATTENTION_MMA_PINGPONG_SOURCE:
       return [ATTENTION_ENTRY.mma];
+    case ATTENTION_BACKWARD_SOURCE:
+      return Object.values(ATTENTION_BACKWARD_ENTRY);
     case GRU_SOURCE:
       return gruKernelNames(spec);
     case SMALL_DENSE_SPEC.file:

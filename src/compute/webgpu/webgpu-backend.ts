@@ -17,6 +17,8 @@
  */
 import { DisposedError, InvalidArgumentError, OutOfMemoryError, UnsupportedOperationError } from '../../errors.js';
 import type { Backend, BackendStream, DeviceInfo, PoolStats } from '../backend/backend.js';
+import { composedAttentionBackward } from '../backend/composed/attention-backward.js';
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
@@ -327,6 +329,12 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
   attention(params: AttentionParams): void {
     this.#begin('attention');
     webgpuAttention(this, params);
+  }
+
+  /** Composed from matmul and the core ops, in query blocks (see `backend/composed/attention-backward.ts`). */
+  attentionBackward(params: AttentionBackwardParams): void {
+    this.#begin('attentionBackward');
+    composedAttentionBackward(this, params);
   }
 
   gruRecurrence(params: GruRecurrenceParams): void {

@@ -25,7 +25,9 @@ const OP_GROUPS: readonly OpGroup[] = [
   { ops: 'softmax / logSoftmax, layerNorm', needs: ['softmax', 'layerNorm'] },
   { ops: 'matmul, linear', needs: ['matmul'] },
   { ops: 'attention', needs: ['attention'] },
+  { ops: 'attentionBackward', needs: ['attentionBackward'] },
   { ops: 'gru, gruCell, gruRollout', needs: ['matmul', 'gruRecurrence'] },
+  { ops: 'gruTraining, gruBackward', needs: ['matmul', 'gruRecurrence', 'gruBackwardRecurrence'] },
   { ops: 'svd', needs: ['matmul'], accelerated: { op: 'denseLinalg', without: 'dense steps on the host' } },
   { ops: 'capture', needs: [], accelerated: { op: 'recordGraph', without: 'runs the function eagerly' } },
 ];

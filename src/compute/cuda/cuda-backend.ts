@@ -18,6 +18,7 @@ import type { DenseLinalg } from '../backend/dense-linalg.js';
 import { OpStates } from '../backend/op-states.js';
 import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
+import type { GruBackwardParams } from '../core/gru-backward-params.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { Logger } from '../core/logger.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
@@ -33,6 +34,7 @@ import { cudaDeviceInfo } from './device-info.js';
 import { cudaDenseLinalg } from './dense-linalg.js';
 import { cudaSegmentMemory } from './device-memory.js';
 import { cudaGruRecurrence } from './gru/gru.js';
+import { cudaGruBackwardRecurrence } from './gru/gru-backward.js';
 import { copyDeviceToHost, copyHostToDevice, PinnedStaging } from './host-copy.js';
 import { KernelRegistry, type RegisteredKernel } from './kernel-registry.js';
 import { cudaMatmul } from './matmul/matmul.js';
@@ -163,6 +165,11 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
   gruRecurrence(params: GruRecurrenceParams): void {
     this.checkOpen();
     cudaGruRecurrence(this, params);
+  }
+
+  gruBackwardRecurrence(params: GruBackwardParams): void {
+    this.checkOpen();
+    cudaGruBackwardRecurrence(this, params);
   }
 
   synchronize(): void {

@@ -5,6 +5,7 @@
  * head dims from 1 to 256; the inputs (q, k, v, the output gradient) and the float64 gradients
  * of a case.
  */
+import { attentionGradients } from '../../../src/compute/cpu/attention-backward.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { freshSeed, randomValues } from '../compute/helpers.js';
@@ -48,5 +49,32 @@ export function referenceGradientsFor(c: AttentionCase, t: { q: Tensor; k: Tenso
   });
 }
 
-/** Norm-wise bounds of dq, dk, dv against float64 where the gradients are computed once and rounded once (the CPU backend). */
-export const BACKWARD_TOLERANCE: Record<FloatDType, number> = { f32: 1e-5, f16: 2e-3, bf16: 1.6e-2 };
+/**
+ * dq, dk and dv in float64 from exactly what the tensors hold, the forward's rounded output and
+ * f32 log-sum-exp included (the CPU backend's computation, checked against finite differences in
+ * float64): what a backend's result differs from only by its own arithmetic and final rounding.
+ */
+export function storedGradientsFor(c: AttentionCase, t: { q: Tensor; k: Tensor; v: Tensor; dOut: Tensor }, out: Tensor, lse: Tensor) {
+  const read = (x: Tensor) => x.toArraySync() as Float32Array;
+  return attentionGradients({
+    ...c,
+    q: read(t.q),
+    k: read(t.k),
+    v: read(t.v),
+    out: read(out),
+    lse: read(lse),
+    dOut: read(t.dOut),
+    scale: c.scale ?? 1 / Math.sqrt(c.headDim),
+  });
+}
+
+/**
+ * Norm-wise bounds of dq, dk, dv against the true float64 gradients (`referenceGradientsFor`)
+ * when the backward itself is exact but reads the forward's output rounded to the dtype: D =
+ * rowsum(dOut ∘ out) then carries that rounding, and dS = P·(dP − D) turns it into an absolute
+ * error of dq and dk that is large next to them where the rows' terms cancel (observed up to
+ * 1.8u in f16 and 2.2u in bf16 at head dims 16–256, u the unit roundoff). About six units. At head
+ * dim 1 the cancellation is complete enough that only the comparison with
+ * `storedGradientsFor` is meaningful in 16 bits.
+ */
+export const BACKWARD_TOLERANCE: Record<FloatDType, number> = { f32: 1e-5, f16: 3e-3, bf16: 2.4e-2 };

@@ -1,6 +1,6 @@
 // Attention backward on CUDA cores (every dtype, any GPU), FlashAttention-2's algorithm:
 //
-//   attention_bwd_dot: D[row] = Σ_x dOut[row, x]·out[row, x] for every query row (a warp per row).
+//   attention_bwd_dot (attention_backward.cuh): D[row] = rowsum(dOut ∘ out).
 //   attention_bwd_simt: a block owns GC_BC keys of one (batch, k/v head) and walks the query rows
 //     of every query head that reads that k/v head (grouped-query attention sums there), GC_BR
 //     rows at a time. Per chunk it recomputes the scores S = q·kᵀ, P = 2^(S·scale·log2 e − lse·log2 e)
@@ -21,7 +21,7 @@
 // Module defines: GC_DTYPE, GC_HEAD_DIM (the head dim padded to a multiple of 16; columns past
 // the real one are zero), GC_BR and GC_BC (multiples of 16 dividing 256).
 // Dynamic shared memory: (2·DP·LK + 2·DP·LQ + 2·BR·LP + 2·BR) floats (the host computes it too).
-#include "attention.cuh"
+#include "attention_backward.cuh"
 
 namespace {
 
@@ -36,21 +36,7 @@ static_assert(BR % 16 == 0 && BC % 16 == 0 && DP % 16 == 0, "tiles are multiples
 static_assert(THREADS % BC == 0 && THREADS % BR == 0 && DP % KT == 0 && DP % QT == 0, "the threads split the tiles evenly");
 static_assert(RM <= 4 && RN <= 4, "at most 4 x 4 scores per thread");
 
-constexpr float LOG2E = 1.4426950408889634f;
-
 }  // namespace
-
-extern "C" __global__ void __launch_bounds__(THREADS)
-    attention_bwd_dot(const T* __restrict__ out, const T* __restrict__ d_out, float* __restrict__ delta, idx_t rows, int d) {
-  const idx_t row = (idx_t)blockIdx.x * (THREADS / 32) + threadIdx.x / 32;
-  if (row >= rows) return;
-  const int lane = threadIdx.x % 32;
-  float sum = 0.f;
-  for (int x = lane; x < d; x += 32) sum = fmaf(to_float(out[row * d + x]), to_float(d_out[row * d + x]), sum);
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  if (lane == 0) delta[row] = sum;
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     attention_bwd_simt(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ d_out,
@@ -74,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   const int k0 = blockIdx.x * BC;
   const idx_t kv_base = (idx_t)pair * seq_k * d;
   const int valid = gc_valid_keys(key_lengths, b, seq_k);
-  const float scale_log2 = scale * LOG2E;
+  const float scale_log2 = scale * GC_LOG2E;
 
   const int kc = tid / KT, kx = tid % KT;  // dK/dV: key kc, columns kx, kx + KT, ...
   float acc_k[KC], acc_v[KC];
@@ -106,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         if (tid < BR) {
           const bool ok = q0 + tid < seq_q;
           const float l = ok ? lse[row_base + q0 + tid] : GC_ATTN_NEG_INF;
-          row_lse[tid] = l == GC_ATTN_NEG_INF ? __int_as_float(0x7f800000) : l * LOG2E;
+          row_lse[tid] = gc_bwd_lse2(l);
           row_d[tid] = ok ? delta[row_base + q0 + tid] : 0.f;
         }
         __syncthreads();

@@ -5,7 +5,7 @@
  */
 import { portableKernelNames, portableModuleSpecs } from '../gpu/kernel-specs.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
-import { ATTENTION_BACKWARD_ENTRY, ATTENTION_BACKWARD_SOURCE, attentionBackwardModuleSpecs } from './attention/attention-backward-kernels.js';
+import { ATTENTION_BACKWARD_DOT, ATTENTION_BACKWARD_ENTRY, ATTENTION_BACKWARD_SOURCE, attentionBackwardModuleSpecs } from './attention/attention-backward-kernels.js';
 import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention/attention-kernels.js';
 import { GRU_BACKWARD_KERNELS, GRU_BACKWARD_SPEC } from './gru/gru-backward.js';
 import { GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
@@ -24,8 +24,10 @@ export function kernelNames(spec: ModuleSpec): string[] {
     case ATTENTION_SOURCE.mma:
     case ATTENTION_MMA_PINGPONG_SOURCE:
       return [ATTENTION_ENTRY.mma];
-    case ATTENTION_BACKWARD_SOURCE:
-      return Object.values(ATTENTION_BACKWARD_ENTRY);
+    case ATTENTION_BACKWARD_SOURCE.simt:
+      return [ATTENTION_BACKWARD_ENTRY.simt, ATTENTION_BACKWARD_DOT];
+    case ATTENTION_BACKWARD_SOURCE.mma:
+      return [ATTENTION_BACKWARD_ENTRY.mma, ATTENTION_BACKWARD_DOT];
     case GRU_SOURCE:
       return gruKernelNames(spec);
     case GRU_BACKWARD_SPEC.file:

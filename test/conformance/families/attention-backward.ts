@@ -5,21 +5,21 @@
  * i32 tensor (clamped on the device; 0 among them: rows that see no key get dq = 0), a custom
  * negative scale, odd head dims.
  *
- * Bounds: against the true float64 gradients the output's rounding to 16 bits enters
- * D = rowsum(dOut ∘ out) and may cancel in P·(dP − D) (`BACKWARD_TOLERANCE`: f16 3e-3, bf16
- * 2.4e-2), and a backend adds its own f32 arithmetic and, on GPUs, the rounding of P and dS to
- * 16 bits in tensor-core products: twice the CPU's bound in 16 bits, 2e-5 in f32. 16-bit cases
- * keep head dims ≥ 16, where those bounds hold (see BACKWARD_TOLERANCE).
+ * Bounds (`GPU_BACKWARD_TOLERANCE`): against the true float64 gradients the output's rounding to
+ * 16 bits enters D = rowsum(dOut ∘ out) and may cancel in P·(dP − D) (`BACKWARD_TOLERANCE`: f16
+ * 3e-3, bf16 2.4e-2), and a backend adds its own f32 arithmetic and, on GPUs, the rounding of P
+ * and dS to 16 bits in tensor-core products: twice the CPU's bound in 16 bits, 2e-5 in f32.
+ * 16-bit cases keep head dims ≥ 16, where those bounds hold (see BACKWARD_TOLERANCE).
  */
 import { it } from 'vitest';
 import { attentionBackward } from '../../../src/compute/ops/attention-backward.js';
 import type { AttentionOptions } from '../../../src/compute/ops/attention.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
-import { BACKWARD_TOLERANCE } from '../../unit/attention/backward-cases.js';
+import { GPU_BACKWARD_TOLERANCE } from '../../unit/attention/backward-cases.js';
 import type { AttentionCase } from '../../unit/attention/cases.js';
 import { referenceAttentionBackward } from '../../unit/attention/reference.js';
 import { expectRun } from '../compare.js';
-import type { ConformanceContext, FloatDType } from '../context.js';
+import type { ConformanceContext } from '../context.js';
 import { host } from '../host.js';
 import { Case } from '../seeds.js';
 
@@ -40,9 +40,6 @@ const F32_CASES: (AttentionCase & { lengths: Lengths })[] = [
   { batch: 1, heads: 1, kvHeads: 1, seqQ: 3, seqK: 4, headDim: 1, causal: false, scale: 2, lengths: { from: 'none' } },
   { batch: 2, heads: 2, kvHeads: 2, seqQ: 8, seqK: 3, headDim: 7, causal: true, keyLengths: [3, 2], lengths: { from: 'tensor', raw: [3, 2] } },
 ];
-
-/** Bounds on every backend (see the module comment). */
-const CONFORMANCE_TOLERANCE: Record<FloatDType, number> = { f32: 2e-5, f16: 2 * BACKWARD_TOLERANCE.f16, bf16: 2 * BACKWARD_TOLERANCE.bf16 };
 
 function describeCase(a: AttentionCase): string {
   return `B${a.batch} H${a.heads}/${a.kvHeads} Sq${a.seqQ} Sk${a.seqK} D${a.headDim}${a.causal ? ' causal' : ''}${a.keyLengths ? ` lengths [${a.keyLengths}]` : ''}`;
@@ -80,7 +77,7 @@ export function describeAttentionBackward(ctx: ConformanceContext): void {
             { shape: kvShape, dtype, values: Array.from(ref.dk) },
             { shape: kvShape, dtype, values: Array.from(ref.dv) },
           ];
-          expectRun(c, runs, want, CONFORMANCE_TOLERANCE[dtype]);
+          expectRun(c, runs, want, GPU_BACKWARD_TOLERANCE[dtype]);
         }
       });
     }

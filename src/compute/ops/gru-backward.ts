@@ -284,16 +284,18 @@ export function gruBackward(s: Session, saved: GruSaved, gradients: GruOutputGra
     return t;
   };
   try {
-    using scratch = new Scratch();
-    const f32 = (t: Tensor, shape: readonly number[]) => scratch.add((t.dtype === 'f32' ? t : scratch.add(cast(s, t, 'f32'))).reshape(shape));
-    const finish = (t32: Tensor, shape: readonly number[]) => result(saved.dtype === 'f32' ? t32.reshape(shape) : cast(s, scratch.add(t32.reshape(shape)), saved.dtype));
-    const dropped = (t: Tensor, l: number) => (dropout ? scratch.add(dropoutOp(s, t, dropout.p, dropout.seed + l)) : t);
+    // Tensors that outlive a layer (what passes to the layer below, dh0); each layer's own go with it.
+    using kept = new Scratch();
+    const f32 = (into: Scratch, t: Tensor, shape: readonly number[]) => into.add((t.dtype === 'f32' ? t : into.add(cast(s, t, 'f32'))).reshape(shape));
+    const finish = (into: Scratch, t32: Tensor, shape: readonly number[]) =>
+      result(saved.dtype === 'f32' ? t32.reshape(shape) : cast(s, into.add(t32.reshape(shape)), saved.dtype));
+    const dropped = (into: Scratch, t: Tensor, l: number) => (dropout ? into.add(dropoutOp(s, t, dropout.p, dropout.seed + l)) : t);
 
     // What arrives at the last layer: its emitted sequence's gradient, or its final state's.
     let dSeq: Tensor | undefined;
     let dLastState: Tensor | undefined;
     if (dOutput) {
-      const through = dropped(dOutput, L - 1);
+      const through = dropped(kept, dOutput, L - 1);
       if (saved.returnSequences) dSeq = through;
       else dLastState = through;
     }
@@ -301,25 +303,26 @@ export function gruBackward(s: Session, saved: GruSaved, gradients: GruOutputGra
     const dh0: Tensor[] = new Array(L);
     let dx: Tensor | undefined;
     for (let l = L - 1; l >= 0; l--) {
+      using local = new Scratch();
       const layer = saved.layers[l]!;
       const I = layer.input;
       const shared = ensemble !== undefined && l === 0 && saved.x.rank === 3;
-      const input = l === 0 ? saved.x : dropped(saved.sequences[l - 1]!, l - 1);
-      const x32 = f32(input, shared ? [B * T, I] : [E, B * T, I]);
-      const wIh = f32(layer.wIh, [E, G, I]);
-      const wHh = f32(layer.wHh, [E, G, H]);
-      const seq = f32(saved.sequences[l]!, [E, B * T, H]);
-      const h0 = f32(saved.initial[l]!, [E, B, H]);
-      const gx = scratch.add(matmul(s, x32, wIh, { transB: true, precision }));
-      const hW = scratch.add(matmul(s, seq, wHh, { transB: true, precision }));
-      const h0W = scratch.add(matmul(s, h0, wHh, { transB: true, precision }));
+      const input = l === 0 ? saved.x : dropped(local, saved.sequences[l - 1]!, l - 1);
+      const x32 = f32(local, input, shared ? [B * T, I] : [E, B * T, I]);
+      const wIh = f32(local, layer.wIh, [E, G, I]);
+      const wHh = f32(local, layer.wHh, [E, G, H]);
+      const seq = f32(local, saved.sequences[l]!, [E, B * T, H]);
+      const h0 = f32(local, saved.initial[l]!, [E, B, H]);
+      const gx = local.add(matmul(s, x32, wIh, { transB: true, precision }));
+      const hW = local.add(matmul(s, seq, wHh, { transB: true, precision }));
+      const h0W = local.add(matmul(s, h0, wHh, { transB: true, precision }));
       let dhN: Tensor | undefined;
-      if (dHidden) dhN = L === 1 ? dHidden : scratch.add(sliceLayer(s, op, dHidden, l, E * B * H));
-      if (l === L - 1 && dLastState) dhN = dhN ? scratch.add(binary(s, 'add', scratch.add(dhN.reshape(dLastState.shape)), dLastState, op)) : dLastState;
-      const dGx = scratch.add(s.empty<'f32'>(op, [E, B * T, G], 'f32'));
-      const dHW = scratch.add(s.empty<'f32'>(op, [E, B * T, G], 'f32'));
-      const dH0W = scratch.add(s.empty<'f32'>(op, [E, B, G], 'f32'));
-      const dh0Layer = scratch.add(s.empty<'f32'>(op, [E, B, H], 'f32'));
+      if (dHidden) dhN = L === 1 ? dHidden : local.add(sliceLayer(s, op, dHidden, l, E * B * H));
+      if (l === L - 1 && dLastState) dhN = dhN ? local.add(binary(s, 'add', local.add(dhN.reshape(dLastState.shape)), dLastState, op)) : dLastState;
+      const dGx = local.add(s.empty<'f32'>(op, [E, B * T, G], 'f32'));
+      const dHW = local.add(s.empty<'f32'>(op, [E, B * T, G], 'f32'));
+      const dH0W = local.add(s.empty<'f32'>(op, [E, B, G], 'f32'));
+      const dh0Layer = kept.add(s.empty<'f32'>(op, [E, B, H], 'f32'));
       const params: GruBackwardParams = {
         gx: gx.view,
         hW: hW.view,
@@ -337,34 +340,34 @@ export function gruBackward(s: Session, saved: GruSaved, gradients: GruOutputGra
         hidden: H,
         precision,
       };
-      if (layer.bIh) params.bIh = f32(layer.bIh, [E, G]).view;
-      if (layer.bHh) params.bHh = f32(layer.bHh, [E, G]).view;
-      if (dSeq) params.dhSeq = f32(dSeq, [E, B, T, H]).view;
-      if (dhN) params.dhN = f32(dhN, [E, B, H]).view;
+      if (layer.bIh) params.bIh = f32(local, layer.bIh, [E, G]).view;
+      if (layer.bHh) params.bHh = f32(local, layer.bHh, [E, G]).view;
+      if (dSeq) params.dhSeq = f32(local, dSeq, [E, B, T, H]).view;
+      if (dhN) params.dhN = f32(local, dhN, [E, B, H]).view;
       s.backend.gruBackwardRecurrence!(params);
 
-      const dWih = scratch.add(matmul(s, dGx, x32, { transA: true, precision }));
-      const hh = scratch.add(matmul(s, dHW, seq, { transA: true, precision }));
-      const dWhh = scratch.add(matmul(s, dH0W, h0, { transA: true, c: hh, beta: 1, precision }));
-      const grads: GruLayerGradients = { wIh: finish(dWih, layer.wIh.shape), wHh: finish(dWhh, layer.wHh.shape) };
-      if (layer.bIh) grads.bIh = finish(scratch.add(reduce(s, 'sum', dGx, 1)), layer.bIh.shape);
+      const dWih = local.add(matmul(s, dGx, x32, { transA: true, precision }));
+      const hh = local.add(matmul(s, dHW, seq, { transA: true, precision }));
+      const dWhh = local.add(matmul(s, dH0W, h0, { transA: true, c: hh, beta: 1, precision }));
+      const grads: GruLayerGradients = { wIh: finish(local, dWih, layer.wIh.shape), wHh: finish(local, dWhh, layer.wHh.shape) };
+      if (layer.bIh) grads.bIh = finish(local, local.add(reduce(s, 'sum', dGx, 1)), layer.bIh.shape);
       if (layer.bHh) {
-        const fromSeq = scratch.add(reduce(s, 'sum', dHW, 1));
-        const fromH0 = scratch.add(reduce(s, 'sum', dH0W, 1));
-        grads.bHh = finish(scratch.add(binary(s, 'add', fromSeq, fromH0, op)), layer.bHh.shape);
+        const fromSeq = local.add(reduce(s, 'sum', dHW, 1));
+        const fromH0 = local.add(reduce(s, 'sum', dH0W, 1));
+        grads.bHh = finish(local, local.add(binary(s, 'add', fromSeq, fromH0, op)), layer.bHh.shape);
       }
       layers[l] = grads;
       dh0[l] = dh0Layer;
       // The gradient of this layer's input: the layer below's emitted sequence, or x.
-      let dInput = scratch.add(matmul(s, dGx, wIh, { precision }));
-      if (shared) dInput = scratch.add(reduce(s, 'sum', dInput, 0));
-      if (l > 0) dSeq = dropped(scratch.add(dInput.reshape(saved.sequences[l - 1]!.shape)), l - 1);
-      else dx = finish(dInput, saved.x.shape);
+      let dInput = local.add(matmul(s, dGx, wIh, { precision }));
+      if (shared) dInput = local.add(reduce(s, 'sum', dInput, 0));
+      if (l > 0) dSeq = dropped(kept, kept.add(dInput.reshape(saved.sequences[l - 1]!.shape)), l - 1);
+      else dx = finish(local, dInput, saved.x.shape);
       dLastState = undefined;
     }
     let dInitial: Tensor | undefined;
     if (saved.hasH0) {
-      const perLayer = dh0.map((t) => scratch.add((saved.dtype === 'f32' ? t : scratch.add(cast(s, t, saved.dtype))).reshape([E * B * H])));
+      const perLayer = dh0.map((t) => kept.add((saved.dtype === 'f32' ? t : kept.add(cast(s, t, saved.dtype))).reshape([E * B * H])));
       dInitial = result(stackFinals(s, perLayer, { op, dtype: saved.dtype }, saved.stateShape));
     }
     return { x: dx!, h0: dInitial, layers };

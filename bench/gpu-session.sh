@@ -47,6 +47,8 @@ sanitize() {
     sanitizer $tool attention-$tool test/gpu/attention/sanitize.ts --defaults &
     sanitizer $tool gru-$tool test/gpu/gru/sanitize.ts fused steps persistent &
     sanitizer $tool svd-$tool test/gpu/svd/sanitize.ts &
+    sanitizer $tool attention-backward-$tool test/gpu/training/sanitize-attention-backward.ts --defaults &
+    sanitizer $tool gru-backward-$tool test/gpu/training/sanitize-gru-backward.ts &
   done
   wait
   # matmul: every kernel of the configuration sweep, in 12 shards side by side, for each tool.
@@ -61,7 +63,7 @@ sanitize() {
 
 bench() {
   local names=("$@")
-  [ ${#names[@]} -gt 0 ] || names=(launch ops matmul attention gru svd)
+  [ ${#names[@]} -gt 0 ] || names=(launch ops matmul attention gru training svd)
   for b in "${names[@]}"; do
     [ -f "bench/$b.ts" ] && tsx "bench/$b.ts" 2>&1 | tee "$out/bench-$b.log"
   done

@@ -24,6 +24,7 @@ const benches: Record<string, { script: string; needs: Needs }> = {
   matmul: { script: 'matmul.ts', needs: 'cuda' },
   attention: { script: 'attention.ts', needs: 'cuda' },
   gru: { script: 'gru.ts', needs: 'cuda' },
+  training: { script: 'training.ts', needs: 'cuda' },
   svd: { script: 'svd.ts', needs: 'cuda' },
   overhead: { script: 'overhead.ts', needs: 'cuda' },
   pipeline: { script: 'pipeline.ts', needs: 'cuda' },

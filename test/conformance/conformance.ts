@@ -12,12 +12,14 @@ import { GpuCompute } from '../../src/compute/gpu-compute.js';
 import { ConformanceContext, type OpenCompute } from './context.js';
 import { describeActivationGrad } from './families/activation-grad.js';
 import { describeAttention } from './families/attention.js';
+import { describeAttentionBackward } from './families/attention-backward.js';
 import { describeBinary } from './families/binary.js';
 import { describeCast } from './families/cast.js';
 import { describeCreation } from './families/creation.js';
 import { describeDropout } from './families/dropout.js';
 import { describeErrors } from './families/errors.js';
 import { describeGru } from './families/gru.js';
+import { describeGruBackward } from './families/gru-backward.js';
 import { describeMatmul } from './families/matmul.js';
 import { describeRandom } from './families/random.js';
 import { describeReductions } from './families/reductions.js';
@@ -42,7 +44,9 @@ const FAMILIES: readonly ((ctx: ConformanceContext) => void)[] = [
   describeTranspose,
   describeMatmul,
   describeAttention,
+  describeAttentionBackward,
   describeGru,
+  describeGruBackward,
   describeSvd,
   describeStreams,
   describeErrors,

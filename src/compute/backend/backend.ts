@@ -4,9 +4,11 @@
  * backend only executes and never needs to re-check arguments. Parameter types and plans are
  * plain data from `core/`.
  */
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { GruBackwardParams } from '../core/gru-backward-params.js';
 import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
@@ -162,8 +164,12 @@ export interface OptionalOps {
   matmul(params: MatmulParams): void;
   /** Scaled dot-product attention forward; see `core/attention-params.ts` for the shared semantics. */
   attention(params: AttentionParams): void;
+  /** Gradients of q, k and v from the forward's output and log-sum-exp; see `core/attention-backward-params.ts`. */
+  attentionBackward(params: AttentionBackwardParams): void;
   /** One GRU layer's recurrence over precomputed input projections; see `core/gru-params.ts` for the shared semantics. */
   gruRecurrence(params: GruRecurrenceParams): void;
+  /** The sequential part of one GRU layer's backward pass; see `core/gru-backward-params.ts`. */
+  gruBackwardRecurrence(params: GruBackwardParams): void;
   /**
    * A whole rollout of a one-layer GRU with its output projection in one go (`gpu.gruRollout`'s
    * fast path). Returns false, having queued nothing, where the shape does not suit it; the

@@ -22,10 +22,14 @@ import type { BroadcastPlan } from '../core/broadcast.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import { attention } from './attention.js';
+import { attentionBackward } from './attention-backward.js';
+import type { GruBackwardParams } from '../core/gru-backward-params.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import { gruRecurrence } from './gru.js';
+import { gruBackwardRecurrence } from './gru-backward.js';
 import { Blas } from '../../blas/blas.js';
 import type { Logger } from '../core/logger.js';
 import { blasEnabled, blasMatmul } from './blas-matmul.js';
@@ -248,11 +252,19 @@ export class CpuBackend implements Backend {
     else attention(params);
   }
 
+  attentionBackward(params: AttentionBackwardParams): void {
+    attentionBackward(params);
+  }
+
   gruRecurrence(params: GruRecurrenceParams): void {
     const p = params;
     const ln = p.layerNorm;
     if (this.#wasm.holdsGru(p.hidden) && this.#wasm.holds(p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, ln?.gamma, ln?.beta)) this.#wasm.gruRecurrence(p);
     else gruRecurrence(p, (product) => this.matmul(product));
+  }
+
+  gruBackwardRecurrence(params: GruBackwardParams): void {
+    gruBackwardRecurrence(params, (product) => this.matmul(product));
   }
 
   synchronize(): void {

@@ -18,8 +18,10 @@ import type { Backend, DeviceInfo, RecordedGraph } from '../backend/backend.js';
 import type { TensorView } from '../core/view.js';
 import type { DenseLinalg } from '../backend/dense-linalg.js';
 import { OpStates } from '../backend/op-states.js';
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import { dtypeSize } from '../core/dtype.js';
+import type { GruBackwardParams } from '../core/gru-backward-params.js';
 import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { Logger } from '../core/logger.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
@@ -28,12 +30,14 @@ import type { ModuleSpec } from '../gpu/kernel-sources.js';
 import type { PoolStrategy } from '../gpu/memory-pool.js';
 import { PooledBackend, type PooledRuntime, type PooledStream, type RecordedMemory } from '../gpu/pooled-backend.js';
 import { cudaAttention } from './attention/attention.js';
+import { cudaAttentionBackward } from './attention/attention-backward.js';
 import { BlockCounters } from './block-counters.js';
 import type { CudaBuffer, CudaContext, CudaStream } from './cuda-context.js';
 import { cudaDeviceInfo } from './device-info.js';
 import { cudaDenseLinalg } from './dense-linalg.js';
 import { cudaSegmentMemory } from './device-memory.js';
 import { cudaGruRecurrence } from './gru/gru.js';
+import { cudaGruBackwardRecurrence } from './gru/gru-backward.js';
 import { cudaGruRollout } from './gru/rollout.js';
 import { copyDeviceToHost, copyHostToDevice, PinnedStaging } from './host-copy.js';
 import { KernelRegistry, type RegisteredKernel } from './kernel-registry.js';
@@ -154,6 +158,11 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
     cudaAttention(this, params);
   }
 
+  attentionBackward(params: AttentionBackwardParams): void {
+    this.checkOpen();
+    cudaAttentionBackward(this, params);
+  }
+
   denseLinalg(): DenseLinalg | undefined {
     this.checkOpen();
     return cudaDenseLinalg(this);
@@ -205,6 +214,11 @@ export class CudaBackend extends PooledBackend<Stream, Event> implements Backend
       from.context.enablePeerAccess(this.context);
     }
     this.#peers.add(ordinal);
+  }
+
+  gruBackwardRecurrence(params: GruBackwardParams): void {
+    this.checkOpen();
+    cudaGruBackwardRecurrence(this, params);
   }
 
   synchronize(): void {

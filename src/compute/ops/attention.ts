@@ -49,7 +49,8 @@ export interface AttentionResult<D extends DType = DType> {
 /** The keys {@link AttentionOptions} takes. */
 export const ATTENTION_OPTIONS = optionKeys<AttentionOptions>({ causal: true, scale: true, keyLengths: true, returnLogSumExp: true });
 
-const ATTENTION_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
+/** The dtypes attention takes. */
+export const ATTENTION_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 
 /**
  * softmax(scale·q·kᵀ + mask)·v; see the module comment for shapes and masking.
@@ -104,9 +105,11 @@ export function attention(s: Session, q: Tensor, k: Tensor, v: Tensor, opts?: un
   return lse ? { out: out!, lse } : out!;
 }
 
-type Shape = Pick<AttentionParams, 'batch' | 'heads' | 'kvHeads' | 'seqQ' | 'seqK' | 'headDim'>;
+/** The extents of an attention problem. */
+export type AttentionShape = Pick<AttentionParams, 'batch' | 'heads' | 'kvHeads' | 'seqQ' | 'seqK' | 'headDim'>;
 
-function checkShapes(op: string, q: Tensor, k: Tensor, v: Tensor): Shape {
+/** Checks q `[B, Hq, Sq, D]` against k and v `[B, Hkv, Sk, D]` (ranks, extents, head grouping, head dim) and returns the extents. */
+export function checkShapes(op: string, q: Tensor, k: Tensor, v: Tensor): AttentionShape {
   for (const [name, t] of [['q', q], ['k', k], ['v', v]] as const) {
     if (t.rank !== 4) throw new InvalidArgumentError(`${op}: ${name} must be [batch, heads, seq, headDim], got ${t.toString()}`);
   }
@@ -129,7 +132,7 @@ function checkShapes(op: string, q: Tensor, k: Tensor, v: Tensor): Shape {
 }
 
 /** The lengths as an i32 tensor `[batch]` (a temporary one, `owned`, for a number array). */
-function keyLengthsTensor(
+export function keyLengthsTensor(
   s: Session,
   op: string,
   lengths: AttentionOptions['keyLengths'],

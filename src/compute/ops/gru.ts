@@ -133,11 +133,12 @@ export const GRU_DROPOUT_KEYS = optionKeys<NonNullable<GruOptions['dropout']>>({
 export const GRU_PROJECTION_KEYS = optionKeys<GruOutputProjection>({ weight: true, bias: true });
 
 const GRU_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
-const GRU_PATHS: readonly GruPath[] = ['auto', 'fused', 'steps', 'persistent'];
+/** The recurrence paths `path` takes. */
+export const GRU_PATHS: readonly GruPath[] = ['auto', 'fused', 'steps', 'persistent'];
 const DEFAULT_LN_EPS = 1e-5;
 
 /** A layer's weights after validation. */
-interface CheckedLayer {
+export interface CheckedLayer {
   wIh: Tensor;
   wHh: Tensor;
   bIh: Tensor | undefined;
@@ -147,7 +148,7 @@ interface CheckedLayer {
 }
 
 /** A validated stack: E (undefined when not an ensemble), H and the layers. */
-interface CheckedStack {
+export interface CheckedStack {
   /** The public op, for messages. */
   op: string;
   ensemble: number | undefined;
@@ -326,7 +327,7 @@ export function gruRollout(
   }
 }
 
-// ------------------------------------------------------------------ internals
+// ------------------------------------------------------------------ internals (shared with gru-backward.ts)
 
 /**
  * The rollout of one layer without layer norm by the backend's one-go path (`Backend.gruRollout`),
@@ -397,7 +398,7 @@ interface SequenceTarget {
  * ([E, B, H] dense, E = 1 when not an ensemble). Returns the state sequence [E?, B, T, H] (when
  * `sequence`; otherwise a two-slot ring, returned too so the caller disposes it) and the final state.
  */
-function runLayer(
+export function runLayer(
   s: Session,
   stack: CheckedStack,
   l: number,
@@ -520,7 +521,7 @@ function project(s: Session, h: Tensor, p: { weight: Tensor; bias: Tensor | unde
  * omitted), and the shape of h0 (which the returned hidden state takes). `name` is h0's name in
  * `op`'s messages. Nothing stays allocated when it throws.
  */
-function initialStates(s: Session, op: string, h0: Tensor | null | undefined, name: string, stack: CheckedStack, B: number): { shape: number[]; layers: Tensor[] } {
+export function initialStates(s: Session, op: string, h0: Tensor | null | undefined, name: string, stack: CheckedStack, B: number): { shape: number[]; layers: Tensor[] } {
   const L = stack.layers.length;
   const E = stack.ensemble;
   const H = stack.hidden;
@@ -538,7 +539,7 @@ function initialStates(s: Session, op: string, h0: Tensor | null | undefined, na
 }
 
 /** `make(0..count-1)`; what was made is disposed again when one fails. */
-function each(count: number, make: (i: number) => Tensor): Tensor[] {
+export function each(count: number, make: (i: number) => Tensor): Tensor[] {
   const made: Tensor[] = [];
   try {
     for (let i = 0; i < count; i++) made.push(make(i));
@@ -550,13 +551,13 @@ function each(count: number, make: (i: number) => Tensor): Tensor[] {
 }
 
 /** Layer l of a stacked [L, ...] state as its own dense tensor. */
-function sliceLayer(s: Session, op: string, h0: Tensor, l: number, size: number): Tensor {
+export function sliceLayer(s: Session, op: string, h0: Tensor, l: number, size: number): Tensor {
   const src = h0.view;
   return s.produce(op, [size], h0.dtype, (out) => s.backend.copy(out.view, { ...src, shape: [size], offset: src.offset + l * size, size }));
 }
 
-/** The final states of every layer in the shape of h0. */
-function stackFinals(s: Session, finals: readonly Tensor[], stack: CheckedStack, shape: readonly number[]): Tensor {
+/** The final states of every layer (dense, of the stack's dtype) in the shape of h0. */
+export function stackFinals(s: Session, finals: readonly Tensor[], stack: Pick<CheckedStack, 'op' | 'dtype'>, shape: readonly number[]): Tensor {
   if (finals.length === 1) return finals[0]!.reshape(shape);
   return s.produce(stack.op, shape, stack.dtype, (out) => {
     const dst = out.view;
@@ -574,7 +575,7 @@ function stackFinals(s: Session, finals: readonly Tensor[], stack: CheckedStack,
  * dtype, ensemble size E and hidden size H from what most of them agree on, so a message blames
  * the one tensor that disagrees rather than whichever was read first.
  */
-function checkWeights(s: Session, op: string, weights: unknown, others: readonly [string, unknown][]): CheckedStack {
+export function checkWeights(s: Session, op: string, weights: unknown, others: readonly [string, unknown][]): CheckedStack {
   if (weights === undefined || weights === null) throw new InvalidArgumentError(`${op}: weights { wIh, wHh, bIh?, bHh?, layerNorm? } are required, got ${describeValue(weights)}`);
   const list: readonly unknown[] = Array.isArray(weights) ? weights : [weights];
   if (list.length === 0) throw new InvalidArgumentError(`${op}: weights must hold at least one layer`);
@@ -676,7 +677,7 @@ function inferSizes(op: string, wIh: Tensor, wHh: Tensor): { ensemble: number | 
 }
 
 /** x [B, T, in] ([B, in] for a cell) or, for an ensemble, also with a leading [E]; already a checked tensor of the stack's dtype. */
-function checkInput(op: string, x: Tensor, name: string, stack: CheckedStack, rank: number): void {
+export function checkInput(op: string, x: Tensor, name: string, stack: CheckedStack, rank: number): void {
   const E = stack.ensemble;
   const input = stack.layers[0]!.input;
   const dims = rank === 3 ? 'batch, time, input' : 'batch, input';
@@ -710,11 +711,13 @@ function checkProjection(op: string, p: unknown, stack: CheckedStack, S: number)
   return { weight, bias };
 }
 
-function checkPrecision(op: string, precision: unknown): 'highest' | 'tf32' {
+/** The `precision` option: 'highest' (default) or 'tf32'. */
+export function checkPrecision(op: string, precision: unknown): 'highest' | 'tf32' {
   return checkChoice(op, 'precision', precision, ['highest', 'tf32'], 'highest');
 }
 
-function checkDropout(op: string, dropout: unknown): { p: number; seed: number } | undefined {
+/** The `dropout` option: undefined for none (or p = 0), else p and the seed (default 0). */
+export function checkDropout(op: string, dropout: unknown): { p: number; seed: number } | undefined {
   if (dropout === undefined) return undefined;
   const { p, seed } = checkOptions<NonNullable<GruOptions['dropout']>>(op, dropout, GRU_DROPOUT_KEYS, 'dropout');
   if (typeof p !== 'number' || !(p >= 0 && p <= 1)) throw new InvalidArgumentError(`${op}: dropout.p must be in [0, 1], got ${describeValue(p)}`);

@@ -17,9 +17,12 @@
  */
 import { DisposedError, InvalidArgumentError, OutOfMemoryError, UnsupportedOperationError } from '../../errors.js';
 import type { Backend, BackendStream, DeviceInfo, PoolStats } from '../backend/backend.js';
+import { composedAttentionBackward } from '../backend/composed/attention-backward.js';
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
+import type { GruBackwardParams } from '../core/gru-backward-params.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { Logger } from '../core/logger.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
@@ -36,6 +39,7 @@ import { webgpuAttention } from './attention.js';
 import * as elementwise from './elementwise.js';
 import { GpuTimer } from './gpu-timer.js';
 import { webgpuGruRecurrence } from './gru.js';
+import { webgpuGruBackwardRecurrence } from './gru-backward.js';
 import { webgpuMatmul } from './matmul.js';
 import type { WebGpuOpContext, WebGpuScratch } from './op-context.js';
 import { dropout, random } from './random.js';
@@ -329,9 +333,20 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
     webgpuAttention(this, params);
   }
 
+  /** Composed from matmul and the core ops, in query blocks (see `backend/composed/attention-backward.ts`). */
+  attentionBackward(params: AttentionBackwardParams): void {
+    this.#begin('attentionBackward');
+    composedAttentionBackward(this, params);
+  }
+
   gruRecurrence(params: GruRecurrenceParams): void {
     this.#begin('gru');
     webgpuGruRecurrence(this, params);
+  }
+
+  gruBackwardRecurrence(params: GruBackwardParams): void {
+    this.#begin('gruBackward');
+    webgpuGruBackwardRecurrence(this, params);
   }
 
   // ------------------------------------------------------------ sync, streams, lifetime

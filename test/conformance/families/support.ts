@@ -6,6 +6,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { attentionBackward } from '../../../src/compute/ops/attention-backward.js';
+import { gruTraining } from '../../../src/compute/ops/gru-backward.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { UnsupportedOperationError } from '../../../src/errors.js';
 import type { ConformanceContext } from '../context.js';
@@ -17,6 +19,7 @@ function inputs(g: GpuCompute) {
     x: g.ones([2, 3]),
     w: g.ones([4, 3]),
     q: g.ones([1, 1, 2, 4]),
+    lse: g.zeros([1, 1, 2]),
     wIh: g.ones([6, 3]),
     wHh: g.ones([6, 2]),
     seq: g.ones([1, 2, 3]),
@@ -37,8 +40,10 @@ const CALLS: Record<keyof typeof OP_NEEDS, (g: GpuCompute, t: Inputs) => unknown
   matmul: (g, t) => g.matmul(t.x, t.w, { transB: true }),
   linear: (g, t) => g.linear(t.x, t.w),
   attention: (g, t) => g.attention(t.q, t.q, t.q),
+  attentionBackward: (g, t) => attentionBackward(g.session, t.q, t.q, t.q, t.q, t.lse, t.q),
   gru: (g, t) => g.gru(t.seq, undefined, { wIh: t.wIh, wHh: t.wHh }),
   gruCell: (g, t) => g.gruCell(t.x, t.h, { wIh: t.wIh, wHh: t.wHh }),
+  gruTraining: (g, t) => gruTraining(g.session, t.seq, undefined, { wIh: t.wIh, wHh: t.wHh }),
   gruRollout: (g, t) => g.gruRollout(t.x, t.h, { wIh: t.wIh, wHh: t.wHh }, { steps: 2, outputProjection: { weight: t.projection } }),
   svd: (g, t) => g.svd(t.x),
 };

@@ -56,3 +56,56 @@ export function referenceAttention(p: ReferenceProblem): { out: Float64Array; ls
   }
   return { out, lse };
 }
+
+/**
+ * Gradients of Σ dOut ∘ attention(q, k, v) in float64, the direct way (each row's probabilities
+ * from its whole row of scores, then the softmax Jacobian row by row); `out` and `lse` are
+ * recomputed here, not taken from the code under test.
+ */
+export function referenceAttentionBackward(p: ReferenceProblem & { dOut: ArrayLike<number> }): { dq: Float64Array; dk: Float64Array; dv: Float64Array } {
+  const { batch, heads, kvHeads, seqQ, seqK, headDim: d } = p;
+  const dq = new Float64Array(batch * heads * seqQ * d);
+  const dk = new Float64Array(batch * kvHeads * seqK * d);
+  const dv = new Float64Array(batch * kvHeads * seqK * d);
+  const probs = new Float64Array(seqK);
+  const dProbs = new Float64Array(seqK);
+  for (let b = 0; b < batch; b++) {
+    const valid = Math.min(Math.max(p.keyLengths?.[b] ?? seqK, 0), seqK);
+    for (let h = 0; h < heads; h++) {
+      const kvh = Math.floor((h * kvHeads) / heads);
+      const kv = (j: number) => ((b * kvHeads + kvh) * seqK + j) * d;
+      for (let i = 0; i < seqQ; i++) {
+        const row = ((b * heads + h) * seqQ + i) * d;
+        let max = -Infinity;
+        for (let j = 0; j < seqK; j++) {
+          let dot = 0;
+          for (let x = 0; x < d; x++) dot += p.q[row + x]! * p.k[kv(j) + x]!;
+          probs[j] = j < valid && (!p.causal || j <= i) ? dot * p.scale : -Infinity;
+          max = Math.max(max, probs[j]!);
+        }
+        if (max === -Infinity) continue;
+        let sum = 0;
+        for (let j = 0; j < seqK; j++) sum += (probs[j] = Math.exp(probs[j]! - max));
+        // dP_j = dOut·v_j; dS_j = P_j·(dP_j − Σ_l P_l·dP_l).
+        let weighted = 0;
+        for (let j = 0; j < seqK; j++) {
+          probs[j]! /= sum;
+          let dot = 0;
+          for (let x = 0; x < d; x++) dot += p.dOut[row + x]! * p.v[kv(j) + x]!;
+          dProbs[j] = dot;
+          weighted += probs[j]! * dot;
+        }
+        for (let j = 0; j < seqK; j++) {
+          if (probs[j] === 0) continue;
+          const ds = probs[j]! * (dProbs[j]! - weighted) * p.scale;
+          for (let x = 0; x < d; x++) {
+            dq[row + x]! += ds * p.k[kv(j) + x]!;
+            dk[kv(j) + x]! += ds * p.q[row + x]!;
+            dv[kv(j) + x]! += probs[j]! * p.dOut[row + x]!;
+          }
+        }
+      }
+    }
+  }
+  return { dq, dk, dv };
+}

@@ -1,0 +1,126 @@
+/**
+ * The attention backward kernels as data: the CUDA-core kernel (`kernels/attention_backward.cu`,
+ * every dtype) and the tensor-core one (`kernels/attention_backward_mma.cu`, f16/bf16 on sm_80+,
+ * head dims up to 128), their tiles, module defines and shared memory, and the tile the launcher
+ * picks for a device. Pure functions, so they are unit-tested without a GPU and drive the NVRTC
+ * compile test.
+ */
+import type { DType } from '../../core/dtype.js';
+import type { ModuleSpec } from '../../gpu/kernel-sources.js';
+import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
+import { ATTENTION_HEAD_DIMS } from './attention-kernels.js';
+
+export const ATTENTION_BACKWARD_SOURCE = { simt: 'attention_backward.cu', mma: 'attention_backward_mma.cu' } as const;
+/** The gradient kernel of each family; every module also defines `attention_bwd_dot` (D = rowsum(dOut ∘ out)). */
+export const ATTENTION_BACKWARD_ENTRY = { simt: 'attention_bwd_simt', mma: 'attention_bwd_mma' } as const;
+export const ATTENTION_BACKWARD_DOT = 'attention_bwd_dot';
+/** Threads per block of the CUDA-core kernel and of the dot kernel. */
+export const ATTENTION_BACKWARD_THREADS = 256;
+/** Largest padded head dim of the tensor-core kernel (its dK and dV accumulators live in registers). */
+export const MMA_BACKWARD_MAX_HEAD_DIM = 128;
+
+/** CUDA-core tile: BR query rows per chunk against BC keys per block. */
+export interface SimtBackwardConfig {
+  readonly family: 'simt';
+  readonly br: number;
+  readonly bc: number;
+}
+
+/** Tensor-core tile: `warps` warps of 16 keys each (BC = 16·warps) against `br` query rows per step. */
+export interface MmaBackwardConfig {
+  readonly family: 'mma';
+  readonly warps: number;
+  readonly br: number;
+}
+
+export type BackwardConfig = SimtBackwardConfig | MmaBackwardConfig;
+
+/**
+ * CUDA-core tiles, preferred first (the first whose shared memory fits the device runs): the
+ * larger ones halve the dq atomics per key; the smaller fit sm_86/sm_89's 99 KiB at every head dim.
+ */
+export function backwardSimtCandidates(dp: number): SimtBackwardConfig[] {
+  const tiles = dp <= 64 ? [[32, 64], [16, 32]] : dp <= 128 ? [[32, 32], [16, 16]] : [[16, 32], [16, 16]];
+  return tiles.map(([br, bc]) => ({ family: 'simt', br: br!, bc: bc! }));
+}
+
+/** Whether the tensor-core kernel's static checks hold: the warps split dq's 16-row tiles and 16-column groups evenly. */
+function mmaFits(dp: number, c: MmaBackwardConfig): boolean {
+  const rowTiles = c.br / 16;
+  const split = c.warps / rowTiles;
+  return dp <= MMA_BACKWARD_MAX_HEAD_DIM && c.br % 16 === 0 && c.warps % rowTiles === 0 && (dp / 16) % split === 0;
+}
+
+/**
+ * Tensor-core tiles, preferred first; empty above head dim 128. 128 keys per block (8 warps)
+ * halve the reloads of q and dOut and the dq atomics against 64; at head dim 128, 32-row query
+ * steps keep the warp's scores, dP and its dK/dV accumulators within the register file.
+ */
+export function backwardMmaCandidates(dp: number): MmaBackwardConfig[] {
+  const tiles = dp <= 96 ? [[8, 64], [4, 64], [4, 32]] : [[8, 32], [4, 32], [4, 64]];
+  return tiles.map(([warps, br]) => ({ family: 'mma' as const, warps: warps!, br: br! })).filter((c) => mmaFits(dp, c));
+}
+
+/** Dynamic shared memory of a tile, as the kernel lays it out. */
+export function backwardSharedBytes(config: BackwardConfig, dp: number): number {
+  if (config.family === 'simt') {
+    const lk = config.bc + 4;
+    const lq = config.br + 4;
+    const lp = config.bc + 1;
+    return 4 * (2 * dp * lk + 2 * dp * lq + 2 * config.br * lp + 2 * config.br);
+  }
+  const bc = 16 * config.warps;
+  const ld = dp + 8;
+  return 2 * (2 * bc * ld + 4 * config.br * ld + bc * (config.br + 8)) + 16 * config.br;
+}
+
+/** Keys per block. */
+export function backwardKeysPerBlock(config: BackwardConfig): number {
+  return config.family === 'simt' ? config.bc : 16 * config.warps;
+}
+
+export function backwardThreads(config: BackwardConfig): number {
+  return config.family === 'simt' ? ATTENTION_BACKWARD_THREADS : 32 * config.warps;
+}
+
+/**
+ * The module of a tile for a dtype and padded head dim. `aligned` (mma only): rows of q, k, v and
+ * dOut are whole 16-byte chunks at 16-byte-aligned addresses, so tiles load with cp.async.
+ */
+export function attentionBackwardSpec(config: BackwardConfig, dtype: Exclude<DType, 'i32'>, dp: number, aligned = false): ModuleSpec {
+  if (config.family === 'simt') {
+    return { file: ATTENTION_BACKWARD_SOURCE.simt, defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_BR: config.br, GC_BC: config.bc } };
+  }
+  if (dtype === 'f32') throw new RangeError('attentionBackward: the tensor-core kernel takes f16 or bf16');
+  if (!mmaFits(dp, config)) throw new RangeError(`attentionBackward: ${backwardConfigName(config)} does not split head dim ${dp}`);
+  return {
+    file: ATTENTION_BACKWARD_SOURCE.mma,
+    defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_WARPS: config.warps, GC_BR: config.br, GC_ALIGNED: aligned ? 1 : 0 },
+  };
+}
+
+/**
+ * The tile for a problem on a device: the tensor-core kernel for f16/bf16 on sm_80 and up at
+ * head dims up to 128, else the CUDA-core one; the first candidate whose shared memory fits
+ * `optin` bytes; undefined when none does.
+ */
+export function backwardConfig(dp: number, dtype: DType, major: number, optin: number): BackwardConfig | undefined {
+  const tensorCores = dtype !== 'f32' && major >= 8;
+  const candidates: BackwardConfig[] = [...(tensorCores ? backwardMmaCandidates(dp) : []), ...backwardSimtCandidates(dp)];
+  return candidates.find((c) => backwardSharedBytes(c, dp) <= optin);
+}
+
+/** A short stable name, e.g. `simt 32x64` or `mma w8 br32`. */
+export function backwardConfigName(config: BackwardConfig): string {
+  return config.family === 'simt' ? `simt ${config.br}x${config.bc}` : `mma w${config.warps} br${config.br}`;
+}
+
+/** What CI compiles: every tile of every head dim and dtype (both load paths for the tensor-core kernel). */
+export function attentionBackwardModuleSpecs(): ModuleSpec[] {
+  return ATTENTION_HEAD_DIMS.flatMap((dp) => [
+    ...(['f32', 'f16', 'bf16'] as const).flatMap((dtype) => backwardSimtCandidates(dp).map((c) => attentionBackwardSpec(c, dtype, dp))),
+    ...(['f16', 'bf16'] as const).flatMap((dtype) =>
+      backwardMmaCandidates(dp).flatMap((c) => [true, false].map((aligned) => attentionBackwardSpec(c, dtype, dp, aligned))),
+    ),
+  ]);
+}

@@ -23,6 +23,7 @@ const OP_GROUPS: readonly OpGroup[] = [
   { ops: 'activationGrad', needs: ['activationGrad'] },
   { ops: 'dropout', needs: ['dropout'] },
   { ops: 'softmax / logSoftmax, layerNorm', needs: ['softmax', 'layerNorm'] },
+  { ops: 'oneHot, crossEntropy with class indices, the gradients of max and min', needs: ['oneHot'] },
   { ops: 'matmul, linear', needs: ['matmul'] },
   { ops: 'attention', needs: ['attention'] },
   { ops: 'gru, gruCell, gruRollout', needs: ['matmul', 'gruRecurrence'] },

@@ -148,6 +148,12 @@ export interface OptionalOps {
   activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha?: number): void;
   /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
   dropout(x: TensorView, out: TensorView, p: number, seed: number): void;
+  /**
+   * One-hot encoding: `indices` (i32) seen as `[outer, inner]`, `out` (a float dtype) as
+   * `[outer, classes, inner]`; out[o, c, i] = 1 where indices[o, i] = c, else 0 (a row whose index
+   * lies outside [0, classes) is all zeros).
+   */
+  oneHot(indices: TensorView, out: TensorView, outer: number, classes: number, inner: number): void;
   /** Over the last axis of a tensor seen as `[rows, cols]`; `log` gives logSoftmax. */
   softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void;
   layerNorm(

@@ -30,6 +30,7 @@ export type WarmupOp =
   | 'softmax'
   | 'logSoftmax'
   | 'layerNorm'
+  | 'oneHot'
   | 'transpose'
   | 'matmul'
   | 'linear'
@@ -54,6 +55,7 @@ export const WARMUP_OPS: readonly WarmupOp[] = Object.freeze([
   'softmax',
   'logSoftmax',
   'layerNorm',
+  'oneHot',
   'transpose',
   'matmul',
   'linear',

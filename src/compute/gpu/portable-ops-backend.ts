@@ -1,7 +1,7 @@
 /**
  * The backend methods whose launchers are written once against {@link LaunchContext} (fill, random,
- * cast, elementwise, reductions, row ops, transpose, dropout): the CUDA and HIP backends extend
- * this class and supply the context (kernels, addresses, stream ordering, scratch) and `copy`.
+ * cast, elementwise, reductions, row ops, transpose, dropout, one-hot): the CUDA and HIP backends
+ * extend this class and supply the context (kernels, addresses, stream ordering, scratch) and `copy`.
  */
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
@@ -13,6 +13,7 @@ import type { ModuleSpec } from './kernel-sources.js';
 import type { LaunchContext, LaunchKernel, Scratch } from './launch-context.js';
 import { dropout, random } from './random.js';
 import { reduce } from './reduce.js';
+import { oneHot } from './one-hot.js';
 import { layerNorm, softmax } from './rows.js';
 import { transpose } from './transpose.js';
 
@@ -61,6 +62,10 @@ export abstract class PortableOpsBackend<S> implements LaunchContext<S> {
 
   reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
     reduce(this, op, x, out, plan);
+  }
+
+  oneHot(indices: TensorView, out: TensorView, _outer: number, classes: number, inner: number): void {
+    oneHot(this, indices, out, classes, inner);
   }
 
   softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {

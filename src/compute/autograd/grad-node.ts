@@ -61,11 +61,18 @@ export class GradNode {
     this.#refs++;
   }
 
-  /** Lets go of one reference; the last one drops the node (its saved tensors, its hold on earlier nodes). */
+  /**
+   * Lets go of one reference; the last one drops the node (its saved tensors, its hold on earlier
+   * nodes, which may drop in turn: walked with a stack, since graphs can be deep).
+   */
   release(): void {
-    if (--this.#refs > 0) return;
-    this.releaseSaved();
-    for (const edge of this.edges) edge?.node?.release();
+    const dropping: GradNode[] = [this];
+    while (dropping.length > 0) {
+      const node = dropping.pop()!;
+      if (--node.#refs > 0) continue;
+      node.releaseSaved();
+      for (const edge of node.edges) if (edge?.node) dropping.push(edge.node);
+    }
   }
 
   /**

@@ -28,6 +28,7 @@ const OP_GROUPS: readonly OpGroup[] = [
   { ops: 'attention', needs: ['attention'] },
   { ops: 'gru, gruCell, gruRollout', needs: ['matmul', 'gruRecurrence'] },
   { ops: 'svd', needs: ['matmul'], accelerated: { op: 'denseLinalg', without: 'dense steps on the host' } },
+  { ops: 'SGD, AdamW (the optimizer step)', needs: ['optimizerStep'] },
   { ops: 'capture', needs: [], accelerated: { op: 'recordGraph', without: 'runs the function eagerly' } },
 ];
 

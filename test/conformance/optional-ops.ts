@@ -18,6 +18,7 @@ const OPTIONAL = {
   matmul: true,
   attention: true,
   gruRecurrence: true,
+  optimizerStep: true,
   denseLinalg: true,
   recordGraph: true,
 } as const satisfies Record<OptionalOp, true>;

@@ -9,6 +9,7 @@ import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
+import type { OptimizerStepParams } from '../core/optimizer-params.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
 import type { DenseLinalg } from './dense-linalg.js';
@@ -135,7 +136,7 @@ export interface BackendCore {
 
 /**
  * Ops a backend may leave out. Where one can be composed correctly from others, a backend without
- * it gets the composition (`composed-ops.ts`: binaryScalar, softmax, layerNorm); otherwise the op is unavailable on that backend, with the reason the backend gives in
+ * it gets the composition (`composed-ops.ts`: binaryScalar, softmax, layerNorm, optimizerStep); otherwise the op is unavailable on that backend, with the reason the backend gives in
  * {@link Backend.unsupported}, and the front-end refuses it with an UnsupportedOperationError.
  */
 export interface OptionalOps {
@@ -170,6 +171,11 @@ export interface OptionalOps {
   attention(params: AttentionParams): void;
   /** One GRU layer's recurrence over precomputed input projections; see `core/gru-params.ts` for the shared semantics. */
   gruRecurrence(params: GruRecurrenceParams): void;
+  /**
+   * One optimizer step over many parameters, in place (one launch on CUDA and HIP); see
+   * `core/optimizer-params.ts` for the formulas and the order of operations every backend keeps.
+   */
+  optimizerStep(params: OptimizerStepParams): void;
   /**
    * Device dense factorizations for `gpu.svd` (cuSOLVER on CUDA); undefined where the device has
    * none at run time (the library did not load), and the SVD then runs its host path.

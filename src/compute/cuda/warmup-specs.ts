@@ -29,6 +29,7 @@ import {
   gradSpec,
   layerNormSpec,
   oneHotSpec,
+  optimizerSpec,
   randomSpec,
   reduceSpec,
   softmaxSpec,
@@ -99,6 +100,7 @@ export function warmupModuleSpecs(target: WarmupSpecTarget, selection: WarmupSel
   }
   if (ops.has('layerNorm')) floats.forEach((d) => add(layerNormSpec(d)));
   if (ops.has('oneHot')) floats.forEach((d) => add(oneHotSpec(d)));
+  if (ops.has('optimizerStep')) floats.forEach((d) => add(optimizerSpec(d)));
   if (ops.has('transpose')) dtypes.forEach((d) => add(transposeSpec(d)));
 
   const matmulKinds = (dtype: FloatDType): MatmulKind[] => (dtype === 'f32' ? ['f32', 'tf32'] : [dtype]);

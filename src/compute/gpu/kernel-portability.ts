@@ -19,6 +19,7 @@ const PORTABLE: ReadonlySet<string> = new Set([
   'layernorm.cu',
   'transpose.cu',
   'one_hot.cu',
+  'optimizer.cu',
 ]);
 
 /** CUDA-only sources and the NVIDIA-only feature each relies on. */

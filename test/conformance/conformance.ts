@@ -12,6 +12,7 @@ import { GpuCompute } from '../../src/compute/gpu-compute.js';
 import { ConformanceContext, type OpenCompute } from './context.js';
 import { describeActivationGrad } from './families/activation-grad.js';
 import { describeAttention } from './families/attention.js';
+import { describeBackward } from './families/backward.js';
 import { describeBinary } from './families/binary.js';
 import { describeCast } from './families/cast.js';
 import { describeCreation } from './families/creation.js';
@@ -19,6 +20,7 @@ import { describeDropout } from './families/dropout.js';
 import { describeErrors } from './families/errors.js';
 import { describeGru } from './families/gru.js';
 import { describeMatmul } from './families/matmul.js';
+import { describeOptimizers } from './families/optimizers.js';
 import { describeRandom } from './families/random.js';
 import { describeReductions } from './families/reductions.js';
 import { describeRows } from './families/rows.js';
@@ -44,6 +46,8 @@ const FAMILIES: readonly ((ctx: ConformanceContext) => void)[] = [
   describeAttention,
   describeGru,
   describeSvd,
+  describeBackward,
+  describeOptimizers,
   describeStreams,
   describeErrors,
 ];

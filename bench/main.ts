@@ -27,6 +27,7 @@ const benches: Record<string, { script: string; needs: Needs }> = {
   svd: { script: 'svd.ts', needs: 'cuda' },
   overhead: { script: 'overhead.ts', needs: 'cuda' },
   pipeline: { script: 'pipeline.ts', needs: 'cuda' },
+  autograd: { script: 'autograd.ts', needs: 'nothing' },
   webgpu: { script: 'webgpu.ts', needs: 'webgpu' },
   cpu: { script: 'cpu.ts', needs: 'nothing' },
 };

@@ -109,6 +109,8 @@ export class Tensor<D extends DType = DType> {
    */
   declare grad: Tensor<D> | undefined;
 
+  // `grad` reads as the field declared above, through an accessor: a gradient belongs to its
+  // tensor, so one replaced by an assignment is disposed, and an assigned one is kept from scopes.
   static {
     Object.defineProperty(Tensor.prototype, 'grad', {
       configurable: true,

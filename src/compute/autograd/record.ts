@@ -14,11 +14,14 @@
  * ```
  *
  * then call `foo` from the GpuCompute and Tensor methods instead of `rawFoo`. `record` holds the
- * saved tensors' storages (the caller may dispose the tensors at once) and attaches the node to
- * the outputs; the backward runs later, with recording off, from the ops of `ops/`. An op with
- * several outputs passes them as an array; its backward gets one gradient per output (undefined
- * where none arrived). Gradients must come back in each input's shape and dtype: reduce a
- * broadcast gradient with `sumToShape`.
+ * saved tensors' storages (the caller may dispose the tensors at once: an extra output computed
+ * only for the backward, such as attention's log-sum-exp, is saved and then disposed) and
+ * attaches the node to the outputs; the backward runs later, with recording off, from the ops of
+ * `ops/`. A backward reads tensors only from `saved`: the tensors the closure could capture may be
+ * disposed by then (shapes, dtypes and options are safe to capture). An op with several outputs
+ * passes them as an array (a GRU's sequence and final states); its backward gets one gradient per
+ * output, undefined where none arrived (zero). Gradients must come back in each input's shape and
+ * dtype (the engine checks): reduce a broadcast gradient with `sumToShape`.
  */
 import { CaptureError } from '../../errors.js';
 import { isFloatDType } from '../core/dtype.js';

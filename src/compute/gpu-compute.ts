@@ -391,7 +391,7 @@ export class GpuCompute {
    * or min(m, n)). Refuses NaN/±Infinity, non-2-D and non-f32 input. Synchronous.
    */
   svd(a: Tensor<'f32'>, options: SvdOptions = {}): SvdResult {
-    refuseRecording(this.#session, 'svd', [a]);
+    refuseRecording(this.#session, 'svd', a);
     return svd(this.#session, a, options);
   }
 
@@ -412,7 +412,7 @@ export class GpuCompute {
   attention<D extends DType>(q: Tensor<D>, k: Tensor<D>, v: Tensor<D>, options?: AttentionOptions & { returnLogSumExp?: false }): Tensor<D>;
   attention(q: Tensor, k: Tensor, v: Tensor, options?: AttentionOptions): Tensor | AttentionResult;
   attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
-    refuseRecording(this.#session, 'attention', [q, k, v, options]);
+    refuseRecording(this.#session, 'attention', q, k, v, options);
     return attention(this.#session, q, k, v, options);
   }
 
@@ -426,13 +426,13 @@ export class GpuCompute {
    * Optional per-layer layer norm of the state and seeded dropout; f32 (opt-in tf32), f16, bf16.
    */
   gru<D extends DType>(x: Tensor<D>, h0: Tensor<D> | null | undefined, weights: GruWeights, options: GruOptions = {}): GruResult<D> {
-    refuseRecording(this.#session, 'gru', [x, h0, weights]);
+    refuseRecording(this.#session, 'gru', x, h0, weights);
     return gru(this.#session, x, h0, weights, options) as GruResult<D>;
   }
 
   /** One GRU step (torch.nn.GRUCell): x [B, in] ([E, B, in] or shared), h [B, H] ([E, B, H]) → new h. */
   gruCell<D extends DType>(x: Tensor<D>, h: Tensor<D>, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor<D> {
-    refuseRecording(this.#session, 'gruCell', [x, h, weights]);
+    refuseRecording(this.#session, 'gruCell', x, h, weights);
     return gruCell(this.#session, x, h, weights, options) as Tensor<D>;
   }
 
@@ -442,7 +442,7 @@ export class GpuCompute {
    * next input. Returns the predicted states [B, steps, S] ([E, B, steps, S]) and the final hidden state.
    */
   gruRollout<D extends DType>(state: Tensor<D>, h0: Tensor<D> | null | undefined, weights: GruWeights, options: GruRolloutOptions): GruRolloutResult<D> {
-    refuseRecording(this.#session, 'gruRollout', [state, h0, weights, options]);
+    refuseRecording(this.#session, 'gruRollout', state, h0, weights, options);
     return gruRollout(this.#session, state, h0, weights, options) as GruRolloutResult<D>;
   }
 

@@ -44,8 +44,9 @@ function productOptions(o: Partial<MatmulOptions>): Pick<MatmulOptions, 'precisi
 
 /** act(alpha·op(a)·op(b) + beta·c + bias) (see `ops/matmul.ts`), differentiable in a, b, c and bias. */
 export function matmul<D extends DType>(s: Session, a: Tensor<D>, b: Tensor<D>, opts?: unknown): Tensor<D> {
-  const o = (opts ?? {}) as Partial<MatmulOptions>;
-  if (!recording(s, 'matmul', a, b, o.c, o.bias)) return rawMatmul(s, a, b, opts);
+  const given = opts as Partial<MatmulOptions> | undefined;
+  if (!recording(s, 'matmul', a, b, given?.c, given?.bias)) return rawMatmul(s, a, b, opts);
+  const o = given ?? {};
   const act = fusedActivation(o.activation);
   const z = rawMatmul(s, a, b, act === undefined ? opts : { ...o, activation: 'none' });
   const out = activate(s, 'matmul', z, act) as Tensor<D>;

@@ -48,7 +48,8 @@ export function crossEntropy<D extends DType>(s: Session, logits: Tensor<D>, tar
   if (!recording(s, op, logits, targets)) return rawCrossEntropy(s, logits, targets, options);
   const shape = checkCrossEntropy(s, logits, targets);
   const reduction = lossReduction(op, options);
-  using terms = crossEntropyTerms(s, op, logits, targets, shape);
+  // The terms view the inputs in 2-D: with recording off, those views are not recorded.
+  using terms = s.gradMode.run(false, () => crossEntropyTerms(s, op, logits, targets, shape));
   const out = crossEntropyLoss<D>(s, op, terms, reduction, shape, logits.dtype);
   const rows = logits.size / shape.classes;
   const [logitsShape, logitsDType] = [logits.shape, logits.dtype];

@@ -11,6 +11,7 @@
  * the failure have released their saved tensors, so run the forward again before retrying.
  */
 import { CaptureError, GpuError, InvalidArgumentError } from '../../errors.js';
+import type { DType } from '../core/dtype.js';
 import { sameShape } from '../core/shape.js';
 import { checkFlag, checkOptions, describeValue, optionKeys } from '../core/validation.js';
 import { full } from '../ops/creation.js';
@@ -32,7 +33,7 @@ export interface BackwardOptions {
 export const BACKWARD_OPTIONS = optionKeys<BackwardOptions>({ retainGraph: true });
 
 /** The result of `gpu.grad`. */
-export interface GradResult<D extends import('../core/dtype.js').DType = import('../core/dtype.js').DType> {
+export interface GradResult<D extends DType = DType> {
   /** What the function returned, detached from the graph. */
   value: Tensor<D>;
   /** The gradient of `value` with respect to each input, in the inputs' order (zeros for an input it does not depend on). */

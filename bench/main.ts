@@ -29,6 +29,7 @@ const benches: Record<string, { script: string; needs: Needs }> = {
   overhead: { script: 'overhead.ts', needs: 'cuda' },
   pipeline: { script: 'pipeline.ts', needs: 'cuda' },
   allreduce: { script: 'allreduce.ts', needs: 'cuda2' },
+  autograd: { script: 'autograd.ts', needs: 'nothing' },
   webgpu: { script: 'webgpu.ts', needs: 'webgpu' },
   cpu: { script: 'cpu.ts', needs: 'nothing' },
 };

@@ -16,21 +16,19 @@ import type { ProgressEvent, ProgressListener } from './core/progress.js';
 import type { MatmulActivation } from './core/matmul-plan.js';
 import { resolvePoolLimit } from './core/pool-limit.js';
 import { checkChoice, checkFlag, checkInteger, checkOptions, describeValue, optionKeys } from './core/validation.js';
+import { gradOf, type GradResult } from './autograd/backward.js';
+import { activationGrad, binary, cast, copy, gelu, unary, vectorAdd } from './autograd/ops/elementwise.js';
+import { transpose } from './autograd/ops/layout.js';
+import { crossEntropy, mseLoss } from './autograd/ops/losses.js';
+import { linear, matmul } from './autograd/ops/matmul.js';
+import { dropout } from './autograd/ops/random.js';
+import { reduce } from './autograd/ops/reduce.js';
+import { layerNorm, softmax } from './autograd/ops/rows.js';
+import { refuseRecording } from './autograd/ops/unrecorded.js';
 import { attention, type AttentionOptions, type AttentionResult } from './ops/attention.js';
 import { capture, type CapturedFunction, type CaptureResult } from './ops/capture.js';
-import { copy, full, tensor, type TensorData } from './ops/creation.js';
-import {
-  activationGrad,
-  binary,
-  cast,
-  DEFAULT_LEAKY_SLOPE,
-  gelu,
-  leakySlope,
-  unary,
-  vectorAdd,
-  type ActivationGradOptions,
-  type GeluOptions,
-} from './ops/elementwise.js';
+import { full, tensor, type TensorData } from './ops/creation.js';
+import { DEFAULT_LEAKY_SLOPE, leakySlope, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
 import {
   gru,
   gruCell,
@@ -43,11 +41,12 @@ import {
   type GruRolloutResult,
   type GruWeights,
 } from './ops/gru.js';
-import { transpose } from './ops/layout.js';
-import { linear, matmul, type MatmulOptions } from './ops/matmul.js';
-import { dropout, rand, randn, type RandnOptions, type RandOptions } from './ops/random.js';
-import { reduce, type ReduceOptions } from './ops/reduce.js';
-import { DEFAULT_LAYER_NORM_EPS, layerNorm, softmax } from './ops/rows.js';
+import type { LossOptions } from './ops/losses.js';
+import type { MatmulOptions } from './ops/matmul.js';
+import { oneHot } from './ops/one-hot.js';
+import { rand, randn, type RandnOptions, type RandOptions } from './ops/random.js';
+import type { ReduceOptions } from './ops/reduce.js';
+import { DEFAULT_LAYER_NORM_EPS } from './ops/rows.js';
 import { svd, type SvdOptions, type SvdResult } from './ops/svd.js';
 import { to } from './ops/transfer.js';
 import { selectDevice, type DeviceRequirements, type DeviceSelection } from './select-device.js';
@@ -393,6 +392,7 @@ export class GpuCompute {
    * or min(m, n)). Refuses NaN/±Infinity, non-2-D and non-f32 input. Synchronous.
    */
   svd(a: Tensor<'f32'>, options: SvdOptions = {}): SvdResult {
+    refuseRecording(this.#session, 'svd', a);
     return svd(this.#session, a, options);
   }
 
@@ -413,6 +413,7 @@ export class GpuCompute {
   attention<D extends DType>(q: Tensor<D>, k: Tensor<D>, v: Tensor<D>, options?: AttentionOptions & { returnLogSumExp?: false }): Tensor<D>;
   attention(q: Tensor, k: Tensor, v: Tensor, options?: AttentionOptions): Tensor | AttentionResult;
   attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
+    refuseRecording(this.#session, 'attention', q, k, v, options);
     return attention(this.#session, q, k, v, options);
   }
 
@@ -426,11 +427,13 @@ export class GpuCompute {
    * Optional per-layer layer norm of the state and seeded dropout; f32 (opt-in tf32), f16, bf16.
    */
   gru<D extends DType>(x: Tensor<D>, h0: Tensor<D> | null | undefined, weights: GruWeights, options: GruOptions = {}): GruResult<D> {
+    refuseRecording(this.#session, 'gru', x, h0, weights);
     return gru(this.#session, x, h0, weights, options) as GruResult<D>;
   }
 
   /** One GRU step (torch.nn.GRUCell): x [B, in] ([E, B, in] or shared), h [B, H] ([E, B, H]) → new h. */
   gruCell<D extends DType>(x: Tensor<D>, h: Tensor<D>, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor<D> {
+    refuseRecording(this.#session, 'gruCell', x, h, weights);
     return gruCell(this.#session, x, h, weights, options) as Tensor<D>;
   }
 
@@ -440,6 +443,7 @@ export class GpuCompute {
    * next input. Returns the predicted states [B, steps, S] ([E, B, steps, S]) and the final hidden state.
    */
   gruRollout<D extends DType>(state: Tensor<D>, h0: Tensor<D> | null | undefined, weights: GruWeights, options: GruRolloutOptions): GruRolloutResult<D> {
+    refuseRecording(this.#session, 'gruRollout', state, h0, weights, options);
     return gruRollout(this.#session, state, h0, weights, options) as GruRolloutResult<D>;
   }
 
@@ -466,6 +470,70 @@ export class GpuCompute {
   /** A copy of x with its own storage. */
   copy<D extends DType>(x: Tensor<D>): Tensor<D> {
     return copy(this.#session, x);
+  }
+
+  /**
+   * `indices` (i32 class indices, any shape) one-hot encoded: shape `[...indices.shape, classes]`,
+   * 1 at each index and 0 elsewhere, in `dtype` (a float dtype, default f32). An index outside
+   * [0, classes) gives a row of zeros.
+   */
+  oneHot<D extends DType = 'f32'>(indices: Tensor<'i32'>, classes: number, dtype: D = 'f32' as D): Tensor<D> {
+    return oneHot(this.#session, indices, classes, dtype);
+  }
+
+  // ------------------------------------------------------------- training
+
+  /**
+   * Mean squared error of `pred` against `target` (same shape and dtype): the mean of
+   * (pred − target)², or with `{ reduction: 'sum' }` the sum, with `'none'` each square.
+   * Differentiable in both.
+   */
+  mseLoss<D extends DType>(pred: Tensor<D>, target: Tensor<D>, options: LossOptions = {}): Tensor<D> {
+    return mseLoss(this.#session, pred, target, options);
+  }
+
+  /**
+   * Cross-entropy of `logits` `[..., classes]` (classes on the last axis) against `targets`: i32
+   * class indices `[...]`, or class probabilities `[..., classes]` in the logits' dtype. Computed
+   * through logSoftmax (stable for any logits; f32 inside for 16-bit logits). Reduction: 'mean'
+   * (default: over the rows, or with class indices over the rows not ignored), 'sum', or 'none'
+   * (one loss per row). A class index outside [0, classes), such as PyTorch's ignore index −100,
+   * marks a row to ignore: loss and gradient 0. Differentiable in the logits and in probabilities.
+   */
+  crossEntropy<D extends DType>(logits: Tensor<D>, targets: Tensor<D> | Tensor<'i32'>, options: LossOptions = {}): Tensor<D> {
+    return crossEntropy(this.#session, logits, targets, options);
+  }
+
+  /**
+   * Runs `fn` with autograd recording off: the ops it runs are not recorded even where their
+   * inputs require grad, and their results do not require grad (for evaluation, and for updates
+   * made by hand). Returns what `fn` returns; `fn` must be synchronous. Nests; `gpu.grad` inside
+   * records again.
+   */
+  noGrad<T>(fn: () => T): T {
+    this.#session.assertLive();
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`noGrad: fn must be a function, got ${describeValue(fn)}`);
+    const result = this.#session.gradMode.run(false, fn);
+    if (result !== null && typeof result === 'object' && typeof (result as { then?: unknown }).then === 'function') {
+      throw new InvalidArgumentError('noGrad: fn must be synchronous (it returned a promise); the ops after an await would be recorded');
+    }
+    return result;
+  }
+
+  /**
+   * The gradient of a function's value with respect to its inputs, without touching any
+   * {@link Tensor.grad}: `fn` runs on leaves over the inputs' storage (float tensors; they need not
+   * require grad), must return a one-element tensor, and gets `grads[i]` = d value / d inputs[i]
+   * (zeros where the value does not depend on an input). The tensors `fn` creates are disposed as
+   * in {@link GpuCompute.scope}; `value` and `grads` are the caller's. Recording is on inside `fn`,
+   * even under {@link GpuCompute.noGrad}.
+   *
+   * ```ts
+   * const { value, grads: [dx] } = gpu.grad((x) => gpu.sum(gpu.mul(x, x)), [x]); // dx = 2x
+   * ```
+   */
+  grad<A extends Tensor[]>(fn: (...inputs: A) => Tensor, inputs: A): GradResult {
+    return gradOf(this.#session, fn, inputs);
   }
 
   // ----------------------------------------------- memory, streams, life

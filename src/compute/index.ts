@@ -113,3 +113,13 @@ export type {
 } from './ops/gru.js';
 export { FULL_SVD_MAX_DIM, SVD_DEFAULTS } from './ops/svd.js';
 export type { SvdOptions, SvdResult } from './ops/svd.js';
+export { Optimizer } from './optim/optimizer.js';
+export type { OptimizerParams, OptimizerStateDict, ParamGroup, ParamStateDict, StepEntry, ResolveOptions } from './optim/optimizer.js';
+export { SGD, SGD_OPTIONS } from './optim/sgd.js';
+export type { SgdOptions } from './optim/sgd.js';
+export { AdamW, ADAMW_OPTIONS } from './optim/adamw.js';
+export type { AdamWOptions } from './optim/adamw.js';
+export type { AdamWStepParams, OptimizerStepParams, OptimizerTensor, SgdStepParams } from './core/optimizer-params.js';
+export type { BackwardOptions, GradResult } from './autograd/backward.js';
+export type { BackwardFn } from './autograd/record.js';
+export type { LossOptions, LossReduction } from './ops/losses.js';

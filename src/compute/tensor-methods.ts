@@ -1,17 +1,20 @@
 /**
  * The ops a tensor offers as methods (`x.add(y)`, `x.exp()`, `x.sum(-1)`, ...), installed on
- * `Tensor` on top of the op front-ends: each runs on the tensor's own GpuCompute, exactly as the
- * GpuCompute method of the same name does (see it for the meaning). The plain unary ops' methods
- * come from the op table, so a new op gets its method without an edit here.
+ * `Tensor` on top of the differentiable op front-ends (`autograd/ops/`): each runs on the tensor's
+ * own GpuCompute, exactly as the GpuCompute method of the same name does (see it for the meaning).
+ * The plain unary ops' methods come from the op table, so a new op gets its method without an edit
+ * here. Also `backward`, and `reshape` recorded for autograd over Tensor's own storage view.
  */
+import { backward, type BackwardOptions } from './autograd/backward.js';
+import { activationGrad, binary, cast, copy, gelu, unary } from './autograd/ops/elementwise.js';
+import { reshape, transpose } from './autograd/ops/layout.js';
+import { dropout } from './autograd/ops/random.js';
+import { reduce } from './autograd/ops/reduce.js';
+import { layerNorm, softmax } from './autograd/ops/rows.js';
 import type { DType } from './core/dtype.js';
 import { PLAIN_UNARY_OPS, type ActivationName, type PlainUnaryOp } from './core/elementwise-ops.js';
-import { copy } from './ops/creation.js';
-import { activationGrad, binary, cast, DEFAULT_LEAKY_SLOPE, gelu, leakySlope, unary, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
-import { transpose } from './ops/layout.js';
-import { dropout } from './ops/random.js';
-import { reduce, type ReduceOptions } from './ops/reduce.js';
-import { layerNorm, softmax } from './ops/rows.js';
+import { DEFAULT_LEAKY_SLOPE, leakySlope, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
+import type { ReduceOptions } from './ops/reduce.js';
 import type { Session } from './tensor/session.js';
 import { Tensor } from './tensor/tensor.js';
 
@@ -62,6 +65,13 @@ declare module './tensor/tensor.js' {
     cast<T extends DType>(dtype: T): Tensor<T>;
     /** A copy with its own storage. */
     clone(): Tensor<D>;
+    /**
+     * Accumulates the gradient of this tensor into the {@link Tensor.grad} of every leaf that
+     * requires grad behind it. `seed` is the gradient of the loss with respect to this tensor
+     * (default: 1, for a one-element tensor such as a loss). The tensors the graph saved are
+     * released as it passes (`{ retainGraph: true }` keeps them for another backward).
+     */
+    backward(seed?: Tensor<D> | null, options?: BackwardOptions): void;
   }
 }
 
@@ -136,7 +146,15 @@ const methods: Record<string, Method> = {
   clone(this: Tensor) {
     return copy(sessionOf(this), this);
   },
+  backward(this: Tensor, seed?: Tensor | null, options?: BackwardOptions) {
+    backward(sessionOf(this), this, seed, options);
+  },
+};
 
+/** Tensor's own reshape (a view of the storage), which the method below records. */
+const view = Tensor.prototype.reshape;
+methods.reshape = function (this: Tensor, ...shape: number[] | [readonly number[]]) {
+  return reshape(sessionOf(this), this, view.apply(this, shape));
 };
 
 for (const op of PLAIN_UNARY_OPS) {

@@ -13,6 +13,7 @@ import { ConformanceContext, type OpenCompute } from './context.js';
 import { describeActivationGrad } from './families/activation-grad.js';
 import { describeAttention } from './families/attention.js';
 import { describeAttentionBackward } from './families/attention-backward.js';
+import { describeBackward } from './families/backward.js';
 import { describeBinary } from './families/binary.js';
 import { describeCast } from './families/cast.js';
 import { describeCreation } from './families/creation.js';
@@ -21,6 +22,7 @@ import { describeErrors } from './families/errors.js';
 import { describeGru } from './families/gru.js';
 import { describeGruBackward } from './families/gru-backward.js';
 import { describeMatmul } from './families/matmul.js';
+import { describeOptimizers } from './families/optimizers.js';
 import { describeRandom } from './families/random.js';
 import { describeReductions } from './families/reductions.js';
 import { describeRows } from './families/rows.js';
@@ -48,6 +50,8 @@ const FAMILIES: readonly ((ctx: ConformanceContext) => void)[] = [
   describeGru,
   describeGruBackward,
   describeSvd,
+  describeBackward,
+  describeOptimizers,
   describeStreams,
   describeErrors,
 ];

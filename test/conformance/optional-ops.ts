@@ -12,6 +12,7 @@ const OPTIONAL = {
   binaryScalar: true,
   activationGrad: true,
   dropout: true,
+  oneHot: true,
   softmax: true,
   layerNorm: true,
   matmul: true,
@@ -20,6 +21,7 @@ const OPTIONAL = {
   gruRecurrence: true,
   gruRollout: true,
   gruBackwardRecurrence: true,
+  optimizerStep: true,
   denseLinalg: true,
   recordGraph: true,
   copyFromPeer: true,
@@ -36,6 +38,7 @@ export function isComposed(op: OptionalOp): boolean {
 export const OP_NEEDS = {
   activationGrad: ['activationGrad'],
   dropout: ['dropout'],
+  oneHot: ['oneHot'],
   softmax: ['softmax'],
   logSoftmax: ['softmax'],
   layerNorm: ['layerNorm'],

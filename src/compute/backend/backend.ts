@@ -11,6 +11,7 @@ import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-op
 import type { GruBackwardParams } from '../core/gru-backward-params.js';
 import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
+import type { OptimizerStepParams } from '../core/optimizer-params.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
 import type { DenseLinalg } from './dense-linalg.js';
@@ -137,7 +138,7 @@ export interface BackendCore {
 
 /**
  * Ops a backend may leave out. Where one can be composed correctly from others, a backend without
- * it gets the composition (`composed-ops.ts`: binaryScalar, softmax, layerNorm); otherwise the op is unavailable on that backend, with the reason the backend gives in
+ * it gets the composition (`composed-ops.ts`: binaryScalar, softmax, layerNorm, optimizerStep); otherwise the op is unavailable on that backend, with the reason the backend gives in
  * {@link Backend.unsupported}, and the front-end refuses it with an UnsupportedOperationError.
  */
 export interface OptionalOps {
@@ -150,6 +151,12 @@ export interface OptionalOps {
   activationGrad(op: ActivationGradOp, x: TensorView, dy: TensorView, out: TensorView, alpha?: number): void;
   /** Zeroes each element with probability p (Philox keyed by `seed`) and scales kept ones by 1/(1-p). */
   dropout(x: TensorView, out: TensorView, p: number, seed: number): void;
+  /**
+   * One-hot encoding: `indices` (i32) seen as `[outer, inner]`, `out` (a float dtype) as
+   * `[outer, classes, inner]`; out[o, c, i] = 1 where indices[o, i] = c, else 0 (a row whose index
+   * lies outside [0, classes) is all zeros).
+   */
+  oneHot(indices: TensorView, out: TensorView, outer: number, classes: number, inner: number): void;
   /** Over the last axis of a tensor seen as `[rows, cols]`; `log` gives logSoftmax. */
   softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void;
   layerNorm(
@@ -176,6 +183,11 @@ export interface OptionalOps {
    * front-end then runs the rollout step by step on `gruRecurrence` and `matmul`.
    */
   gruRollout(params: GruRolloutParams): boolean;
+  /**
+   * One optimizer step over many parameters, in place (one launch on CUDA and HIP); see
+   * `core/optimizer-params.ts` for the formulas and the order of operations every backend keeps.
+   */
+  optimizerStep(params: OptimizerStepParams): void;
   /**
    * Device dense factorizations for `gpu.svd` (cuSOLVER on CUDA); undefined where the device has
    * none at run time (the library did not load), and the SVD then runs its host path.

@@ -39,6 +39,7 @@ import { CPU_UNSUPPORTED } from './support.js';
 import { cpuBuffer } from './element-io.js';
 import * as elementwise from './elementwise.js';
 import { layerNorm } from './layer-norm.js';
+import { oneHot } from './one-hot.js';
 import { cpuMatmul, type HostMatmulIO } from './matmul.js';
 import { ProductEngine } from './product-engine.js';
 import { dropout, random } from './random.js';
@@ -211,6 +212,10 @@ export class CpuBackend implements Backend {
   reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
     if (this.#wasm.holds(x, out)) this.#wasm.reduce(op, x, out, plan);
     else reduce(op, x, out, plan);
+  }
+
+  oneHot(indices: TensorView, out: TensorView, outer: number, classes: number, inner: number): void {
+    oneHot(indices, out, outer, classes, inner);
   }
 
   softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {

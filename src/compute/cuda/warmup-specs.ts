@@ -28,6 +28,8 @@ import {
   FILL_SPEC,
   gradSpec,
   layerNormSpec,
+  oneHotSpec,
+  optimizerSpec,
   randomSpec,
   reduceSpec,
   softmaxSpec,
@@ -97,6 +99,8 @@ export function warmupModuleSpecs(target: WarmupSpecTarget, selection: WarmupSel
     }
   }
   if (ops.has('layerNorm')) floats.forEach((d) => add(layerNormSpec(d)));
+  if (ops.has('oneHot')) floats.forEach((d) => add(oneHotSpec(d)));
+  if (ops.has('optimizerStep')) floats.forEach((d) => add(optimizerSpec(d)));
   if (ops.has('transpose')) dtypes.forEach((d) => add(transposeSpec(d)));
 
   const matmulKinds = (dtype: FloatDType): MatmulKind[] => (dtype === 'f32' ? ['f32', 'tf32'] : [dtype]);

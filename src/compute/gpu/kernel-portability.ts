@@ -18,6 +18,8 @@ const PORTABLE: ReadonlySet<string> = new Set([
   'softmax.cu',
   'layernorm.cu',
   'transpose.cu',
+  'one_hot.cu',
+  'optimizer.cu',
 ]);
 
 /** CUDA-only sources and the NVIDIA-only feature each relies on. */

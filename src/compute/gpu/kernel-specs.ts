@@ -77,6 +77,15 @@ export function layerNormSpec(dtype: DType): ModuleSpec {
   return { file: 'layernorm.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
 }
 
+export function oneHotSpec(dtype: DType): ModuleSpec {
+  return { file: 'one_hot.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
+}
+
+/** optimizer.cu: SGD and AdamW steps for parameters of one float dtype (f32 state). */
+export function optimizerSpec(dtype: DType): ModuleSpec {
+  return { file: 'optimizer.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
+}
+
 /** transpose.cu moves bits: one module per element size (f32 serves i32, f16 serves bf16). */
 export function transposeSpec(dtype: DType): ModuleSpec {
   return { file: 'transpose.cu', defines: { GC_DTYPE: dtypeSize[dtype] === 4 ? 'GC_F32' : 'GC_F16' } };
@@ -94,7 +103,7 @@ export function portableModuleSpecs(): ModuleSpec[] {
     for (const to of DTYPES) if (to !== dtype) specs.push(castSpec(dtype, to));
     if (isFloat) {
       for (const op of ACTIVATION_GRAD_OPS) specs.push(gradSpec(op, dtype));
-      specs.push(randomSpec(dtype), softmaxSpec(dtype), layerNormSpec(dtype));
+      specs.push(randomSpec(dtype), softmaxSpec(dtype), layerNormSpec(dtype), oneHotSpec(dtype), optimizerSpec(dtype));
     }
   }
   specs.push(transposeSpec('f32'), transposeSpec('f16'));
@@ -162,6 +171,10 @@ export function portableKernelNames(spec: ModuleSpec): string[] {
       return rowKernelNames('layernorm', dtypeOf(spec.defines?.GC_DTYPE));
     case 'transpose.cu':
       return ['transpose_tiled'];
+    case 'one_hot.cu':
+      return ['one_hot'];
+    case 'optimizer.cu':
+      return ['sgd_step', 'adamw_step'];
     default:
       return [];
   }

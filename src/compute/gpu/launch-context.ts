@@ -72,6 +72,11 @@ export interface LaunchContext<S> {
   /** `bytes` of device memory on the current stream. */
   scratch(bytes: number): Scratch;
   /**
+   * `data` copied into new device memory in the current stream's order (a table a kernel reads);
+   * refused while a graph records, as every host copy is.
+   */
+  upload(data: ArrayBufferView): Scratch;
+  /**
    * Address of a u32 in device memory owned by the current stream and zero
    * between kernels on it: a kernel that counts finished blocks in it must
    * reset it to zero before it completes.

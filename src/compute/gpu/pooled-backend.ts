@@ -265,6 +265,20 @@ export abstract class PooledBackend<S extends RuntimeStream<E>, E extends Runtim
     return { address: block.address, release: () => this.pool.free(block, stream) };
   }
 
+  upload(data: ArrayBufferView): Scratch {
+    this.checkOpen();
+    this.assertNotRecording('a copy between host and device (an optimizer step writes its table of tensors)');
+    const memory = this.scratch(data.byteLength);
+    try {
+      this.#runtime.makeCurrent();
+      this.#runtime.write(this.#current.stream, memory.address, data);
+    } catch (err) {
+      memory.release();
+      throw err;
+    }
+    return memory;
+  }
+
   // ------------------------------------------------------------ graph capture
 
   /** True while a graph capture records the work queued. */

@@ -1,10 +1,12 @@
 /**
  * The backend methods whose launchers are written once against {@link LaunchContext} (fill, random,
- * cast, elementwise, reductions, row ops, transpose, dropout): the CUDA and HIP backends extend
- * this class and supply the context (kernels, addresses, stream ordering, scratch) and `copy`.
+ * cast, elementwise, reductions, row ops, transpose, dropout, one-hot, the optimizer step): the CUDA
+ * and HIP backends extend this class and supply the context (kernels, addresses, stream ordering,
+ * scratch and uploads) and `copy`.
  */
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
+import type { OptimizerStepParams } from '../core/optimizer-params.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
@@ -13,6 +15,8 @@ import type { ModuleSpec } from './kernel-sources.js';
 import type { LaunchContext, LaunchKernel, Scratch } from './launch-context.js';
 import { dropout, random } from './random.js';
 import { reduce } from './reduce.js';
+import { oneHot } from './one-hot.js';
+import { optimizerStep } from './optimizer.js';
 import { layerNorm, softmax } from './rows.js';
 import { transpose } from './transpose.js';
 
@@ -26,6 +30,7 @@ export abstract class PortableOpsBackend<S> implements LaunchContext<S> {
   abstract enqueue(...views: (TensorView | undefined)[]): S;
   abstract address(view: TensorView): bigint;
   abstract scratch(bytes: number): Scratch;
+  abstract upload(data: ArrayBufferView): Scratch;
   abstract blockCounter(): bigint;
   abstract kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): LaunchKernel<S>;
   abstract copy(dst: TensorView, src: TensorView): void;
@@ -63,6 +68,10 @@ export abstract class PortableOpsBackend<S> implements LaunchContext<S> {
     reduce(this, op, x, out, plan);
   }
 
+  oneHot(indices: TensorView, out: TensorView, _outer: number, classes: number, inner: number): void {
+    oneHot(this, indices, out, classes, inner);
+  }
+
   softmax(x: TensorView, out: TensorView, rows: number, cols: number, log: boolean): void {
     softmax(this, x, out, rows, cols, log);
   }
@@ -77,5 +86,9 @@ export abstract class PortableOpsBackend<S> implements LaunchContext<S> {
 
   dropout(x: TensorView, out: TensorView, p: number, seed: number): void {
     dropout(this, x, out, p, seed);
+  }
+
+  optimizerStep(params: OptimizerStepParams): void {
+    optimizerStep(this, params);
   }
 }

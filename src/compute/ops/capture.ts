@@ -8,6 +8,10 @@
  * then once more with its work recorded on a private stream. The tensors it creates and does not
  * return are disposed as in `gpu.scope`; their memory stays reserved to the graph. A replay copies
  * the new inputs into the slots, launches the graph, and returns copies of the outputs.
+ *
+ * Autograd does not record inside a captured function (its graph is host state a replay would not
+ * rebuild): an op that would record, because an input requires grad, throws CaptureError, as do
+ * backward and gpu.grad; run the forward under gpu.noGrad (or on detached inputs) to capture it.
  */
 import { CaptureError, DisposedError, InvalidArgumentError } from '../../errors.js';
 import type { RecordedGraph } from '../backend/backend.js';
@@ -70,7 +74,7 @@ function eager<A extends Tensor[], R extends CaptureResult>(s: Session, fn: (...
     if (disposed) throw new DisposedError('The captured function');
     checkInputs(inputs);
     const created = new Set<Tensor>();
-    const result = s.scopes.run(OP, () => fn(...inputs), created);
+    const result = s.gradMode.captured(() => s.scopes.run(OP, () => fn(...inputs), created));
     checkResult(result, created);
     return result;
   };
@@ -103,14 +107,14 @@ function recorded<A extends Tensor[], R extends CaptureResult>(
     }
     // The eager run compiles and tunes what the function uses, which a recording cannot.
     const created = new Set<Tensor>();
-    const warm = s.scopes.run(OP, () => fn(...slots), created);
+    const warm = s.gradMode.captured(() => s.scopes.run(OP, () => fn(...slots), created));
     checkResult(warm, created);
     for (const t of created) t.dispose();
     held = s.holdForCapture();
     const made = new Set<Tensor>();
     try {
       graph = record(() => {
-        outputs = s.scopes.run(OP, () => fn(...slots), made);
+        outputs = s.gradMode.captured(() => s.scopes.run(OP, () => fn(...slots), made));
       });
     } finally {
       s.endHoldForCapture();

@@ -32,7 +32,8 @@ export function reduce<D extends DType>(s: Session, op: ReduceOp, x: Tensor<D>, 
   });
 }
 
-function reduceOptions(op: string, axisOrOptions: unknown): { axis: number | undefined; keepDims: boolean } {
+/** The axis and keepDims of a reduction's second argument (an axis, or `{ axis, keepDims }`), checked. */
+export function reduceOptions(op: string, axisOrOptions: unknown): { axis: number | undefined; keepDims: boolean } {
   if (typeof axisOrOptions === 'number') return { axis: axisOrOptions, keepDims: false };
   if (typeof axisOrOptions !== 'object' && axisOrOptions !== undefined) {
     throw new InvalidArgumentError(`${op}: the second argument must be an axis (an integer) or { axis, keepDims }, got ${describeValue(axisOrOptions)}`);

@@ -11,6 +11,7 @@ import type { Logger } from '../core/logger.js';
 import { formatShape } from '../core/shape.js';
 import { describeValue, storageBytes, validateDType, validateSeed, validateShape } from '../core/validation.js';
 import type { BackendBuffer } from '../core/view.js';
+import { GradMode } from './grad-mode.js';
 import { ScopeStack } from './scope-stack.js';
 import { Tensor, TensorStorage, type TensorOwner } from './tensor.js';
 
@@ -26,6 +27,8 @@ export class Session implements TensorOwner {
   #liveStorages = 0;
   /** The open `gpu.scope` calls. */
   readonly scopes = new ScopeStack();
+  /** Whether ops record for autograd now (`gpu.noGrad`, `gpu.capture`). */
+  readonly gradMode = new GradMode();
   /** While a capture records: the storages it holds (of tensors its ops read and it did not create). */
   #held: Set<TensorStorage> | undefined = undefined;
   /** Storages created while the current capture records. */
@@ -155,6 +158,11 @@ export class Session implements TensorOwner {
     }
   }
 
+  /** The seed the next call without one will get (autograd replays a dropout mask with it). */
+  peekSeed(): number {
+    return this.#nextSeed;
+  }
+
   /** `seed` checked, or the next seed of this session's sequence (0, 1, 2, ...). */
   seed(op: string, seed: unknown): number {
     return seed === undefined ? this.#nextSeed++ : validateSeed(op, seed);
@@ -184,6 +192,11 @@ export class Session implements TensorOwner {
   /** @internal TensorOwner: open scopes record every new tensor. */
   adopt(tensor: Tensor): void {
     this.scopes.adopt(tensor);
+  }
+
+  /** @internal TensorOwner: exempts a tensor from every scope. */
+  keep(tensor: Tensor): void {
+    this.scopes.keep(tensor);
   }
 
   /** @internal TensorOwner: the safety net freed a tensor that was never disposed. */

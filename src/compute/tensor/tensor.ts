@@ -10,7 +10,7 @@
  */
 import { DisposedError, InvalidArgumentError } from '../../errors.js';
 import type { Backend } from '../backend/backend.js';
-import { dtypeSize, fromBf16Array, fromF16Array, type DType } from '../core/dtype.js';
+import { dtypeSize, fromBf16Array, fromF16Array, isFloatDType, type DType } from '../core/dtype.js';
 import { formatShape, rowMajorStrides, shapeSize } from '../core/shape.js';
 import { describeValue, validateShape } from '../core/validation.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
@@ -26,11 +26,27 @@ export interface TensorOwner {
   reportLeak(description: string): void;
   /** A tensor was created over the owner's storage (ops, reshapes): open scopes record it. */
   adopt(tensor: Tensor): void;
+  /** Exempts a tensor from every scope (a gradient belongs to its tensor, not to the scope it was made in). */
+  keep(tensor: Tensor): void;
+}
+
+/**
+ * @internal What autograd attaches to a tensor that a recorded op computed: its place in the
+ * graph (`autograd/`), given up when the tensor goes.
+ */
+export interface GradOrigin {
+  /** The tensor was disposed or collected: the graph behind it may be dropped once nothing else reaches it. */
+  release(): void;
 }
 
 /** Backend memory shared by a tensor and its reshape views. */
 export class TensorStorage {
   private refs = 1;
+  /**
+   * Bumped by each in-place write into the storage (an optimizer step), so autograd can refuse a
+   * backward that would read a saved tensor modified since its forward.
+   */
+  version = 0;
   constructor(
     readonly owner: TensorOwner,
     readonly buffer: BackendBuffer,
@@ -79,6 +95,38 @@ export class Tensor<D extends DType = DType> {
   private readonly storage: TensorStorage;
   private readonly offset: number;
   private isDisposed = false;
+  /** @internal Where autograd recorded this tensor (undefined on leaves and on tensors no recorded op made). */
+  origin: GradOrigin | undefined = undefined;
+  #leafRequiresGrad = false;
+  #grad: Tensor<D> | undefined = undefined;
+
+  /**
+   * The gradient a backward accumulated into this tensor (a leaf that requires grad), in its shape
+   * and dtype; undefined until a backward reaches it. It belongs to this tensor: no `gpu.scope`
+   * disposes it, {@link Tensor.zeroGrad} and {@link Tensor.dispose} do. Assigning replaces it and
+   * disposes the previous one (`t.grad = undefined` is `t.zeroGrad()`); an assigned tensor of this
+   * GpuCompute, shape and dtype then belongs to this tensor.
+   */
+  declare grad: Tensor<D> | undefined;
+
+  // `grad` reads as the field declared above, through an accessor: a gradient belongs to its
+  // tensor, so one replaced by an assignment is disposed, and an assigned one is kept from scopes.
+  static {
+    Object.defineProperty(Tensor.prototype, 'grad', {
+      configurable: true,
+      get(this: Tensor): Tensor | undefined {
+        return this.#grad;
+      },
+      set(this: Tensor, value: unknown) {
+        if (value === this.#grad) return;
+        if (value !== undefined) this.#checkGrad(value);
+        const previous = this.#grad;
+        this.#grad = value as Tensor | undefined;
+        if (value !== undefined) this.owner.keep(value as Tensor);
+        previous?.dispose();
+      },
+    });
+  }
 
   /** @internal Use the GpuCompute factories; this adopts one reference to `storage`. */
   constructor(storage: TensorStorage, dtype: D, shape: readonly number[], offset = 0) {
@@ -105,6 +153,52 @@ export class Tensor<D extends DType = DType> {
   /** Bytes the elements take. */
   get byteLength(): number {
     return this.size * dtypeSize[this.dtype];
+  }
+
+  /**
+   * Whether gradients flow to this tensor: a leaf marked with {@link Tensor.requiresGrad_}, or the
+   * result of an op recorded while one of its inputs required grad.
+   */
+  get requiresGrad(): boolean {
+    return this.#leafRequiresGrad || this.origin !== undefined;
+  }
+
+  /**
+   * Marks this leaf as requiring grad (or not, with `false`): the ops it goes through from now on
+   * are recorded, and a backward fills {@link Tensor.grad}. Only float tensors have gradients, and
+   * only a leaf can be marked (the result of a recorded op already requires grad; `detach()` gives
+   * a leaf over the same storage). Returns this tensor.
+   */
+  requiresGrad_(requiresGrad: boolean = true): this {
+    const op = 'requiresGrad_';
+    this.#checkLive(op);
+    if (typeof requiresGrad !== 'boolean') throw new InvalidArgumentError(`${op}: requiresGrad must be a boolean, got ${describeValue(requiresGrad)}`);
+    if (requiresGrad && !isFloatDType(this.dtype)) {
+      throw new InvalidArgumentError(`${op}: only float tensors (f32, f16, bf16) have gradients, got ${this.describe()}; cast it first, e.g. gpu.cast(x, 'f32')`);
+    }
+    if (this.origin !== undefined) {
+      throw new InvalidArgumentError(
+        `${op}: ${this.describe()} is the result of a recorded op, not a leaf: it already requires grad; use detach() for a leaf over the same storage`,
+      );
+    }
+    this.#leafRequiresGrad = requiresGrad;
+    return this;
+  }
+
+  /** Disposes {@link Tensor.grad} and forgets it, so the next backward starts from zero. */
+  zeroGrad(): void {
+    this.#checkLive('zeroGrad');
+    this.grad = undefined;
+  }
+
+  /**
+   * A leaf over the same storage (no copy) that no gradient flows through: the ops on it are not
+   * recorded unless it is marked with {@link Tensor.requiresGrad_}. Dispose it like any tensor.
+   */
+  detach(): Tensor<D> {
+    this.#checkLive('detach');
+    this.storage.retain();
+    return new Tensor(this.storage, this.dtype, this.shape, this.offset);
   }
 
   /** True after `dispose()` (or after its GpuCompute was disposed). */
@@ -183,12 +277,18 @@ export class Tensor<D extends DType = DType> {
     return this.storage;
   }
 
-  /** Releases this tensor's reference to its storage. Safe to call twice. */
+  /** Releases this tensor's reference to its storage, its gradient and its place in the autograd graph. Safe to call twice. */
   dispose(): void {
     if (this.isDisposed) return;
     this.isDisposed = true;
     leakRegistry.unregister(this);
     this.storage.release();
+    const grad = this.#grad;
+    this.#grad = undefined;
+    grad?.dispose();
+    const origin = this.origin;
+    this.origin = undefined;
+    origin?.release();
   }
 
   [Symbol.dispose](): void {
@@ -215,6 +315,24 @@ export class Tensor<D extends DType = DType> {
 
   private describe(): string {
     return describeTensor(this.dtype, this.shape);
+  }
+
+  /** Refuses a disposed receiver the way op front-ends refuse a disposed argument (named `x`). */
+  #checkLive(op: string): void {
+    if (this.owner.disposed) throw new DisposedError(`${op}: x: the GpuCompute holding ${this.describe()}`);
+    if (this.isDisposed) throw new DisposedError(`${op}: x ${this.describe()}`);
+  }
+
+  /** A gradient must be a live tensor of the same owner, shape and dtype. */
+  #checkGrad(value: unknown): void {
+    const op = 'grad';
+    this.#checkLive(op);
+    if (!(value instanceof Tensor)) throw new InvalidArgumentError(`${op}: must be a Tensor or undefined, got ${describeValue(value)}`);
+    value.#checkLive(op);
+    if (value.owner !== this.owner) throw new InvalidArgumentError(`${op}: ${value.describe()} belongs to another GpuCompute than ${this.describe()}`);
+    if (value.dtype !== this.dtype || value.shape.length !== this.shape.length || value.shape.some((d, i) => d !== this.shape[i])) {
+      throw new InvalidArgumentError(`${op}: the gradient of ${this.describe()} must have its shape and dtype, got ${value.describe()}`);
+    }
   }
 }
 

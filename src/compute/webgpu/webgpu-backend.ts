@@ -44,6 +44,7 @@ import { webgpuMatmul } from './matmul.js';
 import type { WebGpuOpContext, WebGpuScratch } from './op-context.js';
 import { dropout, random } from './random.js';
 import { Readback } from './readback.js';
+import { oneHot } from './one-hot.js';
 import { reduce } from './reduce.js';
 import { layerNorm, softmax } from './rows.js';
 import { transpose } from './transpose.js';
@@ -311,6 +312,11 @@ export class WebGpuBackend implements Backend, WebGpuOpContext {
   layerNorm(x: TensorView, gamma: TensorView | undefined, beta: TensorView | undefined, out: TensorView, rows: number, cols: number, eps: number): void {
     this.#begin('layerNorm');
     layerNorm(this, x, gamma, beta, out, rows, cols, eps);
+  }
+
+  oneHot(indices: TensorView, out: TensorView, _outer: number, classes: number, inner: number): void {
+    this.#begin('oneHot');
+    oneHot(this, indices, out, classes, inner);
   }
 
   transpose(x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {

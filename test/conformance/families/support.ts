@@ -25,6 +25,7 @@ function inputs(g: GpuCompute) {
     seq: g.ones([1, 2, 3]),
     h: g.ones([2, 2]),
     projection: g.ones([3, 2]),
+    classes: g.tensor(Int32Array.from([0, 2])),
   };
 }
 
@@ -34,6 +35,7 @@ type Inputs = ReturnType<typeof inputs>;
 const CALLS: Record<keyof typeof OP_NEEDS, (g: GpuCompute, t: Inputs) => unknown> = {
   activationGrad: (g, t) => g.activationGrad('relu', t.x, t.x),
   dropout: (g, t) => g.dropout(t.x, 0.5, 1),
+  oneHot: (g, t) => g.oneHot(t.classes, 3),
   softmax: (g, t) => g.softmax(t.x),
   logSoftmax: (g, t) => g.logSoftmax(t.x),
   layerNorm: (g, t) => g.layerNorm(t.x),

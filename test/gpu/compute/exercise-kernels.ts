@@ -83,8 +83,27 @@ function exerciseElementwise(dtype: DType, isFloat: boolean): void {
     if (isFloat) {
       backend.random(out, 'normal', 99, 0, 1);
       backend.dropout(x, out, 0.3, 5);
-      launches += 2;
+      // Indices in and out of range, along a middle axis ([n, 3, 2] from [n, 2]).
+      const indices = guarded([n, 2], 'i32');
+      backend.fill(indices, 1);
+      backend.oneHot(indices, guarded([n, 3, 2], dtype), n, 3, 2);
+      launches += 4;
     }
+  }
+  if (isFloat) {
+    // The optimizer's table: tensors of a chunk and one, a single element and a few chunks.
+    const sizes = [4097, 1, 3 * 4096 + 5];
+    const tensor = (n: number, amsgrad: boolean) => ({
+      param: input([n], dtype),
+      grad: input([n], dtype),
+      state: [input([n], 'f32', 0, 1), input([n], 'f32', 0, 1), ...(amsgrad ? [input([n], 'f32', 0, 1)] : [])],
+      first: false,
+      stepSize: 0.01,
+      biasCorrection2Sqrt: 0.5,
+    });
+    backend.optimizerStep({ rule: 'sgd', tensors: sizes.map((n) => tensor(n, false)), lr: 0.1, weightDecay: 0.01, momentum: 0.9, dampeningComplement: 1, nesterov: true });
+    backend.optimizerStep({ rule: 'adamw', tensors: sizes.map((n) => tensor(n, true)), decay: 0.999, beta1Complement: 0.1, beta2: 0.999, beta2Complement: 0.001, eps: 1e-8, amsgrad: true });
+    launches += 2;
   }
   // Every broadcast kind, vector and scalar.
   const shapes: [number[], number[]][] = [[[1031], [1031]], [[1024], [1024]], [[1031], []], [[], [1024]], [[37, 16], [16]], [[37, 13], [13]], [[24], [9, 24]], [[3, 1, 7], [1, 5, 1]]];

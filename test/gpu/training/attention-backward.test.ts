@@ -33,7 +33,7 @@ import { describeAttentionCase, GPU_ATTENTION_TOLERANCE, type AttentionCase, typ
 import { closePair, openPair, type Pair } from '../compute/setup.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { backwardDeviceConfigs, runBackwardConfig } from './backward-config-runs.js';
-import { torchAvailable, torchGradients, type TorchCase } from './torch.js';
+import { torchAvailable, torchGradients, type TorchCase } from './torch-sequence.js';
 
 const DTYPES = ['f32', 'f16', 'bf16'] as const;
 type Inputs = { q: Tensor; k: Tensor; v: Tensor; dOut: Tensor };

@@ -29,7 +29,7 @@ import {
 } from '../../unit/gru/backward-cases.js';
 import { closePair, openPair, type Pair } from '../compute/setup.js';
 import { gpuAvailable } from '../gpu-available.js';
-import { torchAvailable, torchGradients, type TorchCase } from './torch.js';
+import { torchAvailable, torchGradients, type TorchCase } from './torch-sequence.js';
 
 let pair: Pair;
 beforeAll(async () => {

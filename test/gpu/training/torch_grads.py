@@ -1,100 +1,53 @@
-"""Gradients by torch autograd, for the GPU training tests (attention-backward.test.ts,
-gru-backward.test.ts): the same problem as the library's, given as raw little-endian f32 files.
-
-Usage: python3 torch_grads.py <dir>. <dir>/cases.json lists cases; for each, <dir>/<name>.<part>
-holds the f32 values of a part, and the gradients are written back as <name>.grad.<part>.
-
-- {"kind": "attention", "name", "dtype", "batch", "heads", "kv_heads", "seq_q", "seq_k", "dim",
-  "causal", "scale", "key_lengths" (list or null)}: parts q, k, v, dout. scaled_dot_product_attention
-  in the dtype with a boolean mask (causal top-left aligned, keys past the length masked), k and v
-  repeated over the query heads that share them (autograd sums their gradients back); the
-  gradients of q, k, v for the output gradient dout. Every query row must see a key.
-- {"kind": "gru", "name", "members", "shared_input", "layers", "batch", "steps", "input", "hidden"}:
-  parts x, h0 and l<l>.{wih,whh,bih,bhh} (every member's, concatenated), gout, ghidden. One
-  torch.nn.GRU(batch_first=True) per member in f32 (TF32 off) with the loss
-  Σ gout·output + Σ ghidden·h_n; gradients of x, h0 and every weight and bias.
-Prints one JSON line: {"device", "torch"}.
-"""
+"""The torch autograd side of the training tests: runs each case's op with torch on the GPU (the
+CPU where torch has no CUDA), backward with the given seed, and prints one JSON line with each
+case's output and input gradients. Reads the cases from the JSON file named by argv[1]:
+{"cases": [{"name", "op", "dtype", "inputs": [{"shape", "values", "grad", "int"}], "seed"}]}.
+f32 products run without TF32, as the library's 'highest' precision does."""
 import json
-import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
-
-def load(base, part, shape):
-    return torch.from_numpy(np.fromfile(f"{base}.{part}", dtype="<f4").reshape(shape)).cuda()
-
-
-def save(base, part, t):
-    t.detach().float().cpu().numpy().astype("<f4").tofile(f"{base}.grad.{part}")
-
-
-def attention(case, base):
-    b, hq, hk, sq, sk, d = case["batch"], case["heads"], case["kv_heads"], case["seq_q"], case["seq_k"], case["dim"]
-    dtype = DTYPES[case["dtype"]]
-    q = load(base, "q", (b, hq, sq, d)).to(dtype).requires_grad_()
-    k = load(base, "k", (b, hk, sk, d)).to(dtype).requires_grad_()
-    v = load(base, "v", (b, hk, sk, d)).to(dtype).requires_grad_()
-    dout = load(base, "dout", (b, hq, sq, d)).to(dtype)
-    i = torch.arange(sq, device="cuda").view(1, 1, sq, 1)
-    j = torch.arange(sk, device="cuda").view(1, 1, 1, sk)
-    lengths = case["key_lengths"] or [sk] * b
-    valid = j < torch.tensor(lengths, device="cuda").view(b, 1, 1, 1)
-    if case["causal"]:
-        valid = valid & (j <= i)
-    group = hq // hk
-    out = F.scaled_dot_product_attention(
-        q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1), attn_mask=valid, scale=case["scale"]
-    )
-    out.backward(dout)
-    for part, t in (("q", q.grad), ("k", k.grad), ("v", v.grad)):
-        save(base, part, t)
+OPS = {
+    "layerNorm": lambda x, g, b: F.layer_norm(x, (x.shape[-1],), g, b, eps=1e-5),
+    "matmulBiasGelu": lambda a, b, bias: F.gelu(a @ b + bias),
+    "matmulTransposed": lambda a, b, c: 0.5 * (a.transpose(-1, -2) @ b.transpose(-1, -2)) + 2 * c,
+    "linearSilu": lambda x, w, b: F.silu(F.linear(x, w, b)),
+    "softmax": lambda x: torch.softmax(x, -1),
+    "logSoftmax": lambda x: torch.log_softmax(x, -1),
+    "mseLoss": lambda p, t: F.mse_loss(p, t),
+    "crossEntropyIndices": lambda x, t: F.cross_entropy(x, t.long(), ignore_index=-100),
+    "crossEntropyProbabilities": lambda x, p: F.cross_entropy(x, p, reduction="sum"),
+    "maximumTanh": lambda a, b: torch.maximum(a, b) * torch.tanh(a),
+    "maxMean": lambda x: torch.max(x, dim=1, keepdim=True).values - x.mean(),
+    "geluTanhSqrt": lambda x: F.gelu(x, approximate="tanh") + torch.sqrt(x * x + 1),
+}
 
 
-def gru(case, base):
-    e, layers, b, t, i, h = case["members"], case["layers"], case["batch"], case["steps"], case["input"], case["hidden"]
-    shared = case["shared_input"]
-    x = load(base, "x", (b, t, i) if shared else (e, b, t, i)).requires_grad_()
-    h0 = load(base, "h0", (layers, e, b, h)).requires_grad_()
-    gout = load(base, "gout", (e, b, t, h))
-    ghidden = load(base, "ghidden", (layers, e, b, h))
-    params = []
-    loss = 0
-    for m in range(e):
-        net = torch.nn.GRU(i, h, num_layers=layers, batch_first=True).cuda()
-        with torch.no_grad():
-            for l in range(layers):
-                inp = i if l == 0 else h
-                for name, shape in (("wih", (3 * h, inp)), ("whh", (3 * h, h)), ("bih", (3 * h,)), ("bhh", (3 * h,))):
-                    member = load(base, f"l{l}.{name}", (e,) + shape)[m]
-                    attr = {"wih": "weight_ih", "whh": "weight_hh", "bih": "bias_ih", "bhh": "bias_hh"}[name]
-                    getattr(net, f"{attr}_l{l}").copy_(member)
-        out, hn = net(x if shared else x[m], h0[:, m].contiguous())
-        loss = loss + (out * gout[m]).sum() + (hn * ghidden[:, m]).sum()
-        params.append(net)
-    loss.backward()
-    save(base, "x", x.grad)
-    save(base, "h0", h0.grad)
-    for l in range(layers):
-        for name, attr in (("wih", "weight_ih"), ("whh", "weight_hh"), ("bih", "bias_ih"), ("bhh", "bias_hh")):
-            save(base, f"l{l}.{name}", torch.stack([getattr(net, f"{attr}_l{l}").grad for net in params]))
-
-
-def main():
-    directory = sys.argv[1]
+def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    with open(os.path.join(directory, "cases.json")) as f:
-        cases = json.load(f)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    with open(sys.argv[1], encoding="utf8") as f:
+        cases = json.load(f)["cases"]
+    results = []
     for case in cases:
-        base = os.path.join(directory, case["name"])
-        (attention if case["kind"] == "attention" else gru)(case, base)
-    print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__}))
+        dtype = DTYPES[case["dtype"]]
+        tensors = []
+        for spec in case["inputs"]:
+            t = torch.tensor(spec["values"], dtype=torch.int32 if spec.get("int") else dtype, device=device).reshape(spec["shape"])
+            if spec["grad"]:
+                t.requires_grad_(True)
+            tensors.append(t)
+        out = OPS[case["op"]](*tensors)
+        seed = torch.tensor(case["seed"], dtype=dtype, device=device).reshape(out.shape)
+        out.backward(seed)
+        grads = [t.grad.float().flatten().tolist() for t, spec in zip(tensors, case["inputs"]) if spec["grad"]]
+        results.append({"name": case["name"], "dtype": case["dtype"], "output": out.detach().float().flatten().tolist(), "grads": grads})
+    print(json.dumps({"device": device, "torch": torch.__version__, "results": results}))
 
 
 if __name__ == "__main__":

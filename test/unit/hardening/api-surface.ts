@@ -53,4 +53,7 @@ export const NON_ALLOCATING: Readonly<Record<string, string>> = {
   'Tensor#dispose': 'releases the tensor',
   'Tensor#assertLive': 'checks the tensor',
   'Tensor#toString': 'describes the tensor',
+  'Tensor#zeroGrad': 'releases the gradient',
+  'Tensor#requiresGrad_': 'marks the tensor',
+  'Tensor#detach': 'a view of the same storage',
 };

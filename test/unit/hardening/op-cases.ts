@@ -242,4 +242,55 @@ export const OP_CASES: readonly OpCase[] = [
   { method: 'Tensor#cast', inputs: x34, run: (_, t) => t.x!.cast('i32') },
   { method: 'Tensor#clone', inputs: x34, run: (_, t) => t.x!.clone() },
   { method: 'Tensor#to', inputs: x34, run: (g, t) => t.x!.to(g) },
+
+  // ------------------------------------------------------------ training
+  { method: 'oneHot', inputs: (g) => ({ i: g.tensor(Int32Array.from([2, -1, 0, 5]), [2, 2]) }), run: (g, t) => g.oneHot(t.i as Tensor<'i32'>, 3, 'f16') },
+  ...(['mean', 'sum', 'none'] as const).map((reduction): OpCase => ({
+    method: 'mseLoss',
+    label: reduction,
+    inputs: (g) => ({ p: filled(g, [3, 4]), t: filled(g, [3, 4], 2) }),
+    run: (g, t) => g.mseLoss(t.p!, t.t!, { reduction }),
+  })),
+  {
+    method: 'crossEntropy',
+    label: 'class indices, an ignored row, f16 logits',
+    inputs: (g) => ({ x: filled(g, [3, 4], 1, 'f16'), t: g.tensor(Int32Array.from([1, -100, 3])) }),
+    run: (g, t) => g.crossEntropy(t.x!, t.t!),
+  },
+  {
+    method: 'crossEntropy',
+    label: 'probabilities, no reduction',
+    inputs: (g) => ({ x: filled(g, [2, 3, 4]), p: filled(g, [2, 3, 4], 2, 'f32', 0, 0.5) }),
+    run: (g, t) => g.crossEntropy(t.x!, t.p!, { reduction: 'none' }),
+  },
+  { method: 'noGrad', inputs: x34, run: (g, t) => g.noGrad(() => g.scope(() => g.exp(g.add(t.x!, 1)))) },
+  {
+    method: 'grad',
+    inputs: (g) => ({ x: filled(g, [3, 4]), w: filled(g, [4], 2) }),
+    run: (g, t) => g.grad((x: Tensor, w: Tensor) => g.sum(g.tanh(g.mul(x, w))), [t.x!, t.w!]),
+  },
+  {
+    method: 'Tensor#backward',
+    label: 'through linear, layerNorm, softmax and crossEntropy (the parameters’ gradients)',
+    inputs: (g) => ({ x: filled(g, [3, 4]), w: filled(g, [5, 4], 2), b: filled(g, [5], 3), t: g.tensor(Int32Array.from([1, 4, 0])) }),
+    run: (g, t) => {
+      using w = t.w!.detach().requiresGrad_();
+      using b = t.b!.detach().requiresGrad_();
+      using loss = g.scope(() => g.crossEntropy(g.logSoftmax(g.layerNorm(g.linear(t.x!, w, b, 'gelu'))), t.t!));
+      loss.backward();
+      return g.scope(() => [g.copy(w.grad!), g.copy(b.grad!)]);
+    },
+  },
+  {
+    method: 'Tensor#backward',
+    label: 'through broadcasting, maximum, max over an axis, a seed, retained',
+    inputs: (g) => ({ a: filled(g, [3, 1]), b: filled(g, [4], 2), seed: filled(g, [3], 3) }),
+    run: (g, t) => {
+      using a = t.a!.detach().requiresGrad_();
+      using b = t.b!.detach().requiresGrad_();
+      using y = g.scope(() => g.max(g.maximum(g.mul(a, b), g.sqrt(g.add(g.abs(b), 1))), 1));
+      y.backward(t.seed!, { retainGraph: true });
+      return g.scope(() => [g.copy(a.grad!), g.copy(b.grad!)]);
+    },
+  },
 ];

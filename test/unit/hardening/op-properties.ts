@@ -1253,6 +1253,151 @@ const recordedProperty: OpProperty<RecordedCase> = {
   tolerance: (c, _name, against) => elementwiseTolerance(c.dtype, size(c.x.shape), against),
 };
 
+// ---------------------------------------------------------------- training
+
+interface OneHotCase {
+  indices: TensorSpec;
+  classes: number;
+  dtype: FloatDType;
+}
+
+/** oneHot: exact, an index outside [0, classes) giving a row of zeros. */
+const oneHotProperty: OpProperty<OneHotCase> = {
+  name: 'oneHot',
+  ops: ['oneHot'],
+  arbitrary: fc
+    .record({ shape: shapeArb(0, 3, 5, 400), classes: fc.integer({ min: 1, max: 9 }), dtype: fc.constantFrom(...FLOAT_DTYPES) })
+    .chain(({ shape, classes, dtype }) =>
+      fc.record({ indices: tensorArb(shape, 'i32', fc.integer({ min: -3, max: classes + 2 })), classes: fc.constant(classes), dtype: fc.constant(dtype) }),
+    ),
+  run(g, c) {
+    return withTensors(g, { indices: c.indices }, ({ indices }) => ({ y: g.oneHot(indices as Tensor<'i32'>, c.classes, c.dtype) }));
+  },
+  reference(c) {
+    const values = c.indices.values.flatMap((index) => Array.from({ length: c.classes }, (_, k) => (k === index ? 1 : 0)));
+    return { y: out(values, [...c.indices.shape, c.classes], c.dtype) };
+  },
+  tolerance: () => ({ relative: 0 }),
+};
+
+interface LossCase {
+  op: 'mseLoss' | 'crossEntropy';
+  reduction: 'mean' | 'sum' | 'none';
+  a: TensorSpec;
+  /** mseLoss: the target; crossEntropy: class indices (i32) or probabilities. */
+  b: TensorSpec;
+}
+
+function lossReduce(values: number[], reduction: LossCase['reduction'], count = values.length): number[] {
+  if (reduction === 'none') return values;
+  const sum = values.reduce((a, v) => a + v, 0);
+  return [reduction === 'sum' ? sum : sum / count];
+}
+
+/** mseLoss and crossEntropy (class indices, some ignored, or probabilities) under each reduction. */
+const lossProperty: OpProperty<LossCase> = {
+  name: 'losses (mseLoss, crossEntropy)',
+  ops: ['mseLoss', 'crossEntropy'],
+  arbitrary: fc
+    .record({
+      op: fc.constantFrom('mseLoss' as const, 'crossEntropy' as const),
+      reduction: fc.constantFrom('mean' as const, 'sum' as const, 'none' as const),
+      shape: shapeArb(1, 3, 6, 600).filter((s) => s.at(-1) !== 0),
+      dtype: fc.constantFrom(...FLOAT_DTYPES),
+      indices: fc.boolean(),
+    })
+    .chain(({ op, reduction, shape, dtype, indices }) => {
+      const classes = shape.at(-1)!;
+      const b =
+        op === 'mseLoss'
+          ? tensorArb(shape, dtype, moderate())
+          : indices
+            ? tensorArb(shape.slice(0, -1), 'i32', fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: classes - 1 }) }, { weight: 1, arbitrary: fc.constant(-100) }))
+            : tensorArb(shape, dtype, fc.double({ min: 0, max: 1, noNaN: true }));
+      return fc.record({ op: fc.constant(op), reduction: fc.constant(reduction), a: tensorArb(shape, dtype, moderate()), b });
+    }),
+  run(g, c) {
+    return withTensors(g, { a: c.a, b: c.b }, ({ a, b }) => ({ y: c.op === 'mseLoss' ? g.mseLoss(a, b, { reduction: c.reduction }) : g.crossEntropy(a, b, { reduction: c.reduction }) }));
+  },
+  reference(c) {
+    const rowShape = c.a.shape.slice(0, -1);
+    const outShape = c.reduction === 'none' ? (c.op === 'mseLoss' ? c.a.shape : rowShape) : [];
+    if (c.op === 'mseLoss') return { y: out(lossReduce(c.a.values.map((v, i) => (v - c.b.values[i]!) ** 2), c.reduction), outShape, c.a.dtype) };
+    const classes = c.a.shape.at(-1)!;
+    const losses: number[] = [];
+    let valid = 0;
+    for (let r = 0; r < c.a.values.length / classes; r++) {
+      const row = c.a.values.slice(r * classes, (r + 1) * classes);
+      const max = Math.max(...row);
+      const lse = max + Math.log(row.reduce((a, v) => a + Math.exp(v - max), 0));
+      if (c.b.dtype === 'i32') {
+        const k = c.b.values[r]!;
+        const ok = k >= 0 && k < classes;
+        valid += ok ? 1 : 0;
+        losses.push(ok ? lse - row[k]! : 0);
+      } else {
+        valid++;
+        losses.push(row.reduce((a, v, k) => a - c.b.values[r * classes + k]! * (v - lse), 0));
+      }
+    }
+    return { y: out(lossReduce(losses, c.reduction, valid), outShape, c.a.dtype) };
+  },
+  tolerance(c, _name, against) {
+    const dtype = c.a.dtype as FloatDType;
+    // mseLoss: a subtraction and a square in the dtype, then a sum; crossEntropy: f32 inside, one rounding at the end.
+    return against === 'reference'
+      ? { relative: 6 * UNIT_ROUNDOFF[dtype], absolute: 1e-6 * Math.sqrt(c.a.values.length) }
+      : { relative: 4 * DEVICE_ELEMENTWISE[dtype], absolute: 1e-5 * Math.sqrt(c.a.values.length) };
+  },
+};
+
+interface AutogradCase {
+  x: TensorSpec;
+  w: TensorSpec;
+}
+
+/**
+ * gpu.grad of sum(tanh(x·w)) (w broadcast over the rows of x) against the analytic float64
+ * gradients, and gpu.noGrad around an op of tensors that require grad (its values unchanged).
+ */
+const autogradProperty: OpProperty<AutogradCase> = {
+  name: 'autograd (grad, noGrad)',
+  ops: ['grad', 'noGrad'],
+  arbitrary: fc
+    .record({ shape: shapeArb(1, 3, 6, 600), dtype: fc.constantFrom(...FLOAT_DTYPES) })
+    .chain(({ shape, dtype }) => fc.record({ x: tensorArb(shape, dtype, moderate(2)), w: tensorArb(shape.slice(-1), dtype, moderate(2)) })),
+  run(g, c) {
+    return withTensors(g, { x: c.x, w: c.w }, ({ x, w }) => {
+      const { value, grads } = g.grad((a: Tensor, b: Tensor) => g.sum(g.tanh(g.mul(a, b))), [x, w]);
+      using leaf = x.detach().requiresGrad_();
+      const plain = g.noGrad(() => g.mul(leaf, w));
+      return { value, dx: grads[0]!, dw: grads[1]!, plain };
+    });
+  },
+  reference(c) {
+    const cols = c.w.values.length;
+    const r = roundTo(c.x.dtype);
+    const products = c.x.values.map((v, i) => r(v * c.w.values[i % cols]!));
+    const slopes = products.map((p) => 1 - Math.tanh(p) ** 2);
+    const dw = new Array<number>(cols).fill(0);
+    slopes.forEach((s, i) => (dw[i % cols]! += s * c.x.values[i]!));
+    return {
+      value: out([products.reduce((a, p) => a + Math.tanh(p), 0)], [], c.x.dtype),
+      dx: out(slopes.map((s, i) => s * c.w.values[i % cols]!), c.x.shape, c.x.dtype),
+      dw: out(dw, c.w.shape, c.x.dtype),
+      plain: out(products, c.x.shape, c.x.dtype),
+    };
+  },
+  tolerance(c, name, against) {
+    const dtype = c.x.dtype as FloatDType;
+    if (name === 'plain') return elementwiseTolerance(dtype, size(c.x.shape), against);
+    // tanh and its slope in the dtype, then sums over the rows.
+    return against === 'reference'
+      ? { relative: 16 * UNIT_ROUNDOFF[dtype], absolute: 1e-6 * Math.sqrt(c.x.values.length) }
+      : { relative: 4 * DEVICE_ELEMENTWISE[dtype], absolute: 1e-5 * Math.sqrt(c.x.values.length) };
+  },
+};
+
 export const OP_PROPERTIES: readonly OpProperty<never>[] = [
   unaryProperty,
   gradProperty,
@@ -1266,4 +1411,7 @@ export const OP_PROPERTIES: readonly OpProperty<never>[] = [
   svdProperty,
   gruProperty,
   recordedProperty,
+  oneHotProperty,
+  lossProperty,
+  autogradProperty,
 ] as unknown as readonly OpProperty<never>[];

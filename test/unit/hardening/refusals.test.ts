@@ -36,7 +36,15 @@ function fixtures(on: GpuCompute): Fixtures {
     projB: filled(on, [3], 14),
     wHhWide: filled(on, [15, 6], 15),
     wIh16: filled(on, [15, 3], 16, 'f16'),
+    ...graph(on),
   };
+}
+
+/** A leaf that requires grad and a loss over it, for the backward specs. */
+function graph(on: GpuCompute): Pick<Fixtures, 'leaf' | 'loss' | 'one'> {
+  const leaf = filled(on, [2, 3], 17).requiresGrad_();
+  const loss = on.scope(() => on.sum(on.mul(leaf, leaf)));
+  return { leaf, loss, one: on.ones([]) };
 }
 
 beforeAll(async () => {

@@ -10,6 +10,7 @@
  * Every option key must have its bad value here (checked against the op's exported key list).
  * `bad` adds the method's own cases: numbers, strings, shapes and sizes it cannot take.
  */
+import { BACKWARD_OPTIONS } from '../../../src/compute/autograd/backward.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { CREATE_OPTIONS, DEVICE_REQUIREMENTS } from '../../../src/compute/gpu-compute.js';
 import { PLAIN_UNARY_OPS } from '../../../src/compute/core/elementwise-ops.js';
@@ -24,6 +25,7 @@ import {
   GRU_PROJECTION_KEYS,
   GRU_ROLLOUT_OPTIONS,
 } from '../../../src/compute/ops/gru.js';
+import { LOSS_OPTIONS } from '../../../src/compute/ops/losses.js';
 import { LINEAR_OPTIONS, MATMUL_OPTIONS } from '../../../src/compute/ops/matmul.js';
 import { RAND_OPTIONS, RANDN_OPTIONS } from '../../../src/compute/ops/random.js';
 import { REDUCE_OPTIONS } from '../../../src/compute/ops/reduce.js';
@@ -54,6 +56,9 @@ export interface Fixtures {
   projB: Tensor; // f32 [3]
   wHhWide: Tensor; // f32 [15, 6]
   wIh16: Tensor; // f16 [15, 3]
+  leaf: Tensor; // f32 [2, 3], requires grad
+  loss: Tensor; // f32 [], sum(leaf²): a graph every backward of the specs retains
+  one: Tensor; // f32 [], 1
 }
 
 /** An options object's keys and, for each, a bad value with what the refusal must say. */
@@ -723,6 +728,101 @@ export const SPECS: Readonly<Record<string, MethodSpec>> = {
         error: DisposedError,
         message: /^to: the target GpuCompute has been disposed/,
       },
+    ],
+  },
+
+  // ------------------------------------------------------------ autograd
+  'Tensor#backward': {
+    op: 'backward',
+    receiver: 'x',
+    call: (_, f, arg) => {
+      arg('x', f.loss).backward(arg('seed', f.one), arg('options', { retainGraph: true }));
+      f.leaf.zeroGrad();
+    },
+    optional: ['seed'],
+    options: { options: { keys: BACKWARD_OPTIONS, bad: { retainGraph: ['yes', /retainGraph must be a boolean, got the string "yes"/] } } },
+    bad: [
+      invalid('a root that does not require grad', (_, f) => f.x.backward(), /^backward: x Tensor\(f32 \[2, 3\]\) does not require grad/),
+      invalid('a root of many elements without a seed', (g, f) => {
+        using w = f.x.detach().requiresGrad_();
+        using y = g.mul(w, 2);
+        y.backward();
+      }, /^backward: x Tensor\(f32 \[2, 3\]\) is not a scalar/, { runsBackend: true }),
+      invalid('a seed of another shape', (g, f) => {
+        using w = f.x.detach().requiresGrad_();
+        using y = g.mul(w, 2);
+        y.backward(f.row);
+      }, /^backward: seed must have the shape and dtype of x Tensor\(f32 \[2, 3\]\), got Tensor\(f32 \[3\]\)/, { runsBackend: true }),
+      invalid('a second backward through a released graph', (g, f) => {
+        using w = f.x.detach().requiresGrad_();
+        using loss = g.scope(() => g.sum(g.exp(w)));
+        loss.backward();
+        loss.backward();
+      }, /^backward: the graph through exp was already used by a backward/, { runsBackend: true }),
+    ],
+  },
+  'Tensor#zeroGrad': { op: 'zeroGrad', receiver: 'x', call: (_, f, arg) => arg('x', f.x).zeroGrad() },
+  'Tensor#requiresGrad_': {
+    op: 'requiresGrad_',
+    receiver: 'x',
+    call: (_, f, arg) => {
+      using leaf = f.x.detach();
+      arg('x', leaf).requiresGrad_();
+    },
+    bad: [
+      invalid('an i32 tensor', (_, f) => f.xi.requiresGrad_(), /^requiresGrad_: only float tensors \(f32, f16, bf16\) have gradients/),
+      invalid('a string', (_, f) => f.x.requiresGrad_('yes' as never), /^requiresGrad_: requiresGrad must be a boolean, got the string "yes"/),
+      invalid('a recorded result', (g, f) => {
+        using w = f.x.detach().requiresGrad_();
+        using y = g.neg(w);
+        y.requiresGrad_();
+      }, /^requiresGrad_: Tensor\(f32 \[2, 3\]\) is the result of a recorded op, not a leaf/, { runsBackend: true }),
+    ],
+  },
+  'Tensor#detach': { op: 'detach', receiver: 'x', call: (_, f, arg) => arg('x', f.x).detach() },
+  noGrad: {
+    call: (g) => g.noGrad(() => g.ones([2])).dispose(),
+    bad: [
+      invalid('a number for fn', (g) => g.noGrad(1 as never), /^noGrad: fn must be a function, got 1/),
+      invalid('an async fn', (g) => g.noGrad(async () => undefined), /^noGrad: fn must be synchronous \(it returned a promise\)/),
+    ],
+  },
+  grad: {
+    call: (g, f, arg) => g.grad((a: Tensor) => g.sum(g.mul(a, a)), [arg('inputs[0]', f.x)]),
+    bad: [
+      invalid('a number for fn', (g, f) => g.grad(1 as never, [f.x]), /^grad: fn must be a function, got 1/),
+      invalid('a tensor for inputs', (g, f) => g.grad((a: Tensor) => a, f.x as never), /^grad: inputs must be an array of float tensors, got Tensor\(f32 \[2, 3\]\)/),
+      invalid('an i32 input', (g, f) => g.grad((a: Tensor) => a, [f.xi]), /^grad: inputs\[0\] must be a float tensor/),
+      invalid('a result of many elements', (g, f) => g.grad((a: Tensor) => g.exp(a), [f.x]), /^grad: fn must return a one-element tensor/, { runsBackend: true }),
+    ],
+  },
+  oneHot: {
+    call: (g, f, arg) => g.oneHot(arg('indices', f.xi), 7, 'bf16'),
+    bad: [
+      invalid('float indices', (g, f) => g.oneHot(f.x as never, 3), /^oneHot: indices must be an i32 tensor of class indices, got Tensor\(f32 \[2, 3\]\)/),
+      invalid('no classes', (g, f) => g.oneHot(f.xi, 0), /^oneHot: classes must be an integer in \[1, 2147483647\], got 0/),
+      invalid('an i32 dtype', (g, f) => g.oneHot(f.xi, 3, 'i32'), /^oneHot: dtype must be f32, f16 or bf16, got i32/),
+    ],
+  },
+  mseLoss: {
+    call: (g, f, arg) => g.mseLoss(arg('pred', f.x), arg('target', f.y), arg('options', { reduction: 'sum' as const })),
+    options: { options: { keys: LOSS_OPTIONS, bad: { reduction: ['avg', /reduction must be 'mean', 'sum' or 'none', got the string "avg"/] } } },
+    bad: [
+      invalid('shapes that differ', (g, f) => g.mseLoss(f.x, f.square), /^mseLoss: pred \[2, 3\] and target \[3, 3\] must have the same shape/),
+      invalid('i32 targets', (g, f) => g.mseLoss(f.x, f.xi as never), /^mseLoss: target must be a float tensor/),
+    ],
+  },
+  crossEntropy: {
+    call: (g, f, arg) => g.crossEntropy(arg('logits', f.x), arg('targets', f.lengths), arg('options', { reduction: 'mean' as const })),
+    options: { options: { keys: LOSS_OPTIONS, bad: { reduction: ['all', /reduction must be 'mean', 'sum' or 'none', got the string "all"/] } } },
+    bad: [
+      invalid('class indices of another shape', (g, f) => g.crossEntropy(f.x, f.xi), /^crossEntropy: class indices must have the shape of logits \[2, 3\] without its class axis, \[2\]; got Tensor\(i32 \[2, 3\]\)/),
+      invalid('probabilities of another shape', (g, f) => g.crossEntropy(f.x, f.square), /^crossEntropy: class probabilities must have the shape of logits \[2, 3\], got Tensor\(f32 \[3, 3\]\)/),
+      invalid('scalar logits', (g) => {
+        using x = g.ones([]);
+        using t = g.tensor(Int32Array.from([0]), []);
+        return g.crossEntropy(x, t);
+      }, /^crossEntropy: logits must be \[\.\.\., classes\] with at least one class, got Tensor\(f32 \[\]\)/, { runsBackend: true }),
     ],
   },
 };

@@ -9,6 +9,7 @@ import { hipRuntimeAvailable } from './hip-available.js';
 
 const COMPILED_BY_THE_HIP_TESTS = [
   'unary.cu', 'activation_grad.cu', 'fill.cu', 'cast.cu', 'random.cu', 'transpose.cu', 'binary.cu', 'reduce.cu', 'softmax.cu', 'layernorm.cu',
+  'one_hot.cu', 'optimizer.cu',
 ];
 
 describe('kernel portability registry', () => {

@@ -25,13 +25,13 @@ import { dropout } from './autograd/ops/random.js';
 import { reduce } from './autograd/ops/reduce.js';
 import { layerNorm, softmax } from './autograd/ops/rows.js';
 import { refuseRecording } from './autograd/ops/unrecorded.js';
-import { attention, type AttentionOptions, type AttentionResult } from './ops/attention.js';
+import { attention } from './autograd/ops/attention.js';
+import { gru, gruCell } from './autograd/ops/gru.js';
+import type { AttentionOptions, AttentionResult } from './ops/attention.js';
 import { capture, type CapturedFunction, type CaptureResult } from './ops/capture.js';
 import { full, tensor, type TensorData } from './ops/creation.js';
 import { DEFAULT_LEAKY_SLOPE, leakySlope, type ActivationGradOptions, type GeluOptions } from './ops/elementwise.js';
 import {
-  gru,
-  gruCell,
   gruRollout,
   type GruCommonOptions,
   type GruLayerWeights,
@@ -413,7 +413,6 @@ export class GpuCompute {
   attention<D extends DType>(q: Tensor<D>, k: Tensor<D>, v: Tensor<D>, options?: AttentionOptions & { returnLogSumExp?: false }): Tensor<D>;
   attention(q: Tensor, k: Tensor, v: Tensor, options?: AttentionOptions): Tensor | AttentionResult;
   attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): Tensor | AttentionResult {
-    refuseRecording(this.#session, 'attention', q, k, v, options);
     return attention(this.#session, q, k, v, options);
   }
 
@@ -427,14 +426,12 @@ export class GpuCompute {
    * Optional per-layer layer norm of the state and seeded dropout; f32 (opt-in tf32), f16, bf16.
    */
   gru<D extends DType>(x: Tensor<D>, h0: Tensor<D> | null | undefined, weights: GruWeights, options: GruOptions = {}): GruResult<D> {
-    refuseRecording(this.#session, 'gru', x, h0, weights);
     return gru(this.#session, x, h0, weights, options) as GruResult<D>;
   }
 
   /** One GRU step (torch.nn.GRUCell): x [B, in] ([E, B, in] or shared), h [B, H] ([E, B, H]) → new h. */
   gruCell<D extends DType>(x: Tensor<D>, h: Tensor<D>, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor<D> {
-    refuseRecording(this.#session, 'gruCell', x, h, weights);
-    return gruCell(this.#session, x, h, weights, options) as Tensor<D>;
+    return gruCell(this.#session, x, h, weights, options);
   }
 
   /**

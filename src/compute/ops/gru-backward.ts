@@ -82,7 +82,7 @@ export class GruSaved {
   #disposed = false;
 
   /** @internal Built by {@link gruTraining}; takes ownership of every tensor in `parts`. */
-  constructor(parts: Omit<GruSaved, 'dispose' | 'disposed' | typeof Symbol.dispose>) {
+  constructor(parts: Omit<GruSaved, 'dispose' | 'disposed' | 'tensors' | 'withTensors' | typeof Symbol.dispose>) {
     this.session = parts.session;
     this.layers = parts.layers;
     this.x = parts.x;
@@ -115,6 +115,26 @@ export class GruSaved {
 
   [Symbol.dispose](): void {
     this.dispose();
+  }
+
+  /** @internal The tensors it owns, in the order {@link GruSaved.withTensors} takes them. */
+  tensors(): Tensor[] {
+    return ownedBy(this);
+  }
+
+  /**
+   * @internal The same record over `tensors` (as {@link GruSaved.tensors} lists them, each over the
+   * same storage; this takes ownership): how autograd, which keeps saved tensors by storage,
+   * hands a backward its record back.
+   */
+  withTensors(tensors: readonly Tensor[]): GruSaved {
+    let at = 0;
+    const next = () => tensors[at++]!;
+    const x = next();
+    const layers = this.layers.map((l) => ({ wIh: next(), wHh: next(), bIh: l.bIh ? next() : undefined, bHh: l.bHh ? next() : undefined, input: l.input }));
+    const initial = this.initial.map(next);
+    const sequences = this.sequences.map(next);
+    return new GruSaved({ ...this, session: this.session, layers, x, initial, sequences });
   }
 }
 

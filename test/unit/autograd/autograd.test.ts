@@ -212,19 +212,17 @@ describe('backward', () => {
 });
 
 describe('the ops without a backward yet', () => {
-  it('attention, the GRUs and svd refuse an input that requires grad, found in weights and options too; under noGrad they run', () => {
-    using q = g.ones([1, 1, 2, 4]).requiresGrad_();
-    using k = g.ones([1, 1, 3, 4]);
-    expect(() => g.attention(q, k, k)).toThrow(/^attention: Tensor\(f32 \[1, 1, 2, 4\]\) requires grad, and attention has no backward yet; call it under gpu.noGrad/);
+  it('gruRollout and svd refuse an input that requires grad, found in weights and options too; under noGrad they run', () => {
+    using state = g.ones([2, 3]);
     using wIh = g.ones([6, 3]);
-    using wHh = g.ones([6, 2]).requiresGrad_();
-    using seq = g.ones([1, 2, 3]);
-    const layers = [{ wIh, wHh }];
-    expect(() => g.gru(seq, undefined, layers)).toThrow(/^gru: Tensor\(f32 \[6, 2\]\) requires grad, and gru has no backward yet/);
+    using wHh = g.ones([6, 2]);
+    using weight = g.ones([3, 2]).requiresGrad_();
+    const options = { steps: 2, outputProjection: { weight } };
+    expect(() => g.gruRollout(state, undefined, { wIh, wHh }, options)).toThrow(/^gruRollout: Tensor\(f32 \[3, 2\]\) requires grad, and gruRollout has no backward yet; call it under gpu.noGrad/);
     using m = g.ones([3, 3]).requiresGrad_();
     expect(() => g.svd(m as Tensor<'f32'>)).toThrow(/^svd: .* requires grad, and svd has no backward yet/);
-    const out = g.noGrad(() => g.gru(seq, undefined, layers));
-    out.output.dispose();
+    const out = g.noGrad(() => g.gruRollout(state, undefined, { wIh, wHh }, options));
+    out.states.dispose();
     out.hidden.dispose();
   });
 });

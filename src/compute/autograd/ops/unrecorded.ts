@@ -1,5 +1,5 @@
 /**
- * The ops that have no backward yet (attention, the GRUs, svd): while recording, an input that
+ * The ops that have no backward yet (gruRollout, svd): while recording, an input that
  * requires grad is refused, rather than left out of the graph without a word. Registering a
  * backward (see `../record.ts`) replaces the refusal.
  */

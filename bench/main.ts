@@ -28,6 +28,7 @@ const benches: Record<string, { script: string; needs: Needs }> = {
   svd: { script: 'svd.ts', needs: 'cuda' },
   overhead: { script: 'overhead.ts', needs: 'cuda' },
   pipeline: { script: 'pipeline.ts', needs: 'cuda' },
+  'train-rssm': { script: 'train-rssm.ts', needs: 'cuda' },
   allreduce: { script: 'allreduce.ts', needs: 'cuda2' },
   autograd: { script: 'autograd.ts', needs: 'nothing' },
   webgpu: { script: 'webgpu.ts', needs: 'webgpu' },

@@ -11,19 +11,17 @@ __device__ __forceinline__ float gru_update(float xr, float xz, float xn, float 
 }
 
 // Values written by other blocks during this launch: read through L2, never a stale L1 line.
-__device__ __forceinline__ float load_cg(const float* p) {
-  float v;
-  asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
-  return v;
-}
+// __ldcg rather than volatile inline PTX: the compiler may put many such loads in flight at once
+// (volatile asm kept each one waiting for the last, an L2 round trip apiece).
+__device__ __forceinline__ float load_cg(const float* p) { return __ldcg(p); }
 __device__ __forceinline__ float load_cg(const f16_t* p) {
   f16_t h;
-  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h.bits) : "l"(p));
+  h.bits = __ldcg(reinterpret_cast<const unsigned short*>(p));
   return to_float(h);
 }
 __device__ __forceinline__ float load_cg(const bf16_t* p) {
   bf16_t h;
-  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(h.bits) : "l"(p));
+  h.bits = __ldcg(reinterpret_cast<const unsigned short*>(p));
   return to_float(h);
 }
 

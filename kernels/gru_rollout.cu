@@ -27,6 +27,8 @@
 #define ROLL_THREADS 256
 #define ROLL_WARPS (ROLL_THREADS / 32)
 #define ROLL_ROWS 4
+// Values each thread loads at once while staging rows in shared memory.
+#define ROLL_STAGE 8
 
 struct RolloutArgs {
   const T* x0;  // [E?, B, S]
@@ -64,6 +66,26 @@ __device__ __forceinline__ T* ring_row(const RolloutArgs& a, int e, int b, int t
   return a.ring + ((idx_t)(t & 1) * E * B + (idx_t)e * B + b) * H;
 }
 
+// Copies `total` values, value i from load(i), into shared `rows`, then waits for the block:
+// ROLL_STAGE loads per thread in flight before their stores (each is an L2 round trip).
+template <typename Load>
+__device__ __forceinline__ void stage(float* rows, int total, Load load) {
+  for (int base = threadIdx.x; base < total; base += ROLL_STAGE * ROLL_THREADS) {
+    float v[ROLL_STAGE];
+#pragma unroll
+    for (int u = 0; u < ROLL_STAGE; ++u) {
+      const int i = base + u * ROLL_THREADS;
+      v[u] = i < total ? load(i) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < ROLL_STAGE; ++u) {
+      const int i = base + u * ROLL_THREADS;
+      if (i < total) rows[i] = v[u];
+    }
+  }
+  __syncthreads();
+}
+
 // The gate weights of unit j of member e: wi[g][i] = W_ih[g·H + j][lane + 32i] (0 past S), wh likewise.
 __device__ __forceinline__ void load_gate_weights(const RolloutArgs& a, int e, int j, int H, int S, int lane, float (&wi)[3][ROLL_KS],
                                                   float (&wh)[3][ROLL_KH]) {
@@ -96,12 +118,10 @@ __device__ __forceinline__ void gate_units(const RolloutArgs& a, float* rows, in
   for (int c0 = 0; c0 < B; c0 += chunk) {
     const int count = min(chunk, B - c0);
     __syncthreads();  // the previous chunk is consumed
-    for (int r = 0; r < count; ++r) {
-      const T* xr = x_row(a, e, c0 + r, t, B, steps, S);
-      const T* hr = h_row(a, e, c0 + r, t, E, B, H);
-      for (int k = threadIdx.x; k < width; k += ROLL_THREADS) rows[r * width + k] = k < S ? load_cg(xr + k) : load_cg(hr + k - S);
-    }
-    __syncthreads();
+    stage(rows, count * width, [&](int i) {
+      const int r = i / width, k = i % width;
+      return k < S ? load_cg(x_row(a, e, c0 + r, t, B, steps, S) + k) : load_cg(h_row(a, e, c0 + r, t, E, B, H) + k - S);
+    });
     if (j >= H) continue;  // a warp past the last unit only helps stage
     for (int b0 = 0; b0 < count; b0 += ROLL_ROWS) {
       float ax[ROLL_ROWS][3], ah[ROLL_ROWS][3];
@@ -155,11 +175,7 @@ __device__ __forceinline__ void project_columns(const RolloutArgs& a, float* row
   for (int c0 = 0; c0 < B; c0 += chunk) {
     const int count = min(chunk, B - c0);
     __syncthreads();
-    for (int r = 0; r < count; ++r) {
-      const T* hr = ring_row(a, e, c0 + r, t, E, B, H);
-      for (int k = threadIdx.x; k < H; k += ROLL_THREADS) rows[r * H + k] = load_cg(hr + k);
-    }
-    __syncthreads();
+    stage(rows, count * H, [&](int i) { return load_cg(ring_row(a, e, c0 + i / H, t, E, B, H) + i % H); });
     if (s >= S) continue;
     for (int b0 = 0; b0 < count; b0 += ROLL_ROWS) {
       float acc[ROLL_ROWS][1];

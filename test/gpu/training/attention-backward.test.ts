@@ -71,9 +71,11 @@ describe.skipIf(!gpuAvailable)('attention backward on CUDA', () => {
         const grads = attentionBackward(pair.cuda.session, t.q, t.k, t.v, out, lse, t.dOut, optionsOf(c));
         expectClose(`${label} vs float64 on the stored values`, grads, storedGradientsFor(c, t, out, lse), dtype, GPU_ATTENTION_TOLERANCE[dtype]);
         if (dtype === 'f32' || c.headDim >= 16) expectClose(`${label} vs float64`, grads, referenceGradientsFor(c, t), dtype, GPU_BACKWARD_TOLERANCE[dtype]);
-        // The CPU backend on the same values agrees too.
+        // The CPU backend's backward on the same values (this forward's output and log-sum-exp
+        // too: with 16-bit outputs, another forward's rounding would enter through D = rowsum(dOut ∘ out),
+        // which at head dims below 16 cancels past the tolerance) agrees too.
         const cpuInputs = Object.fromEntries(Object.entries(t).map(([k, x]) => [k, pair.cpu.tensor(x.toArraySync() as Float32Array, x.shape, dtype)])) as Inputs;
-        const cpuForward = pair.cpu.attention(cpuInputs.q, cpuInputs.k, cpuInputs.v, { ...optionsOf(c), returnLogSumExp: true });
+        const cpuForward = { out: pair.cpu.tensor(out.toArraySync() as Float32Array, out.shape, dtype), lse: pair.cpu.tensor(lse.toArraySync() as Float32Array, lse.shape, 'f32') };
         const cpu = attentionBackward(pair.cpu.session, cpuInputs.q, cpuInputs.k, cpuInputs.v, cpuForward.out, cpuForward.lse, cpuInputs.dOut, optionsOf(c));
         const cpuValues = { dq: cpu.dq.toArraySync() as Float32Array, dk: cpu.dk.toArraySync() as Float32Array, dv: cpu.dv.toArraySync() as Float32Array };
         expectClose(`${label} vs CPU`, grads, cpuValues, dtype, GPU_BACKWARD_TOLERANCE[dtype]);
@@ -156,7 +158,8 @@ describe.skipIf(!gpuAvailable)('attention backward on CUDA', () => {
         const tensors = 8 * 2 * seq * 64 * 2 + 2 * seq * 4;
         const scratch = 2 * seq * 4 + 2 * seq * 64 * 4;
         expect(stats.peakBytes).toBeLessThan(1.5 * (tensors + scratch));
-        expect(stats.peakBytes).toBeLessThan((2 * seq * seq * 4) / 100);
+        // One head's f32 seq × seq matrix alone would be 1 GiB.
+        expect(stats.peakBytes).toBeLessThan((seq * seq * 4) / 10);
         expect((grads.dk.toArraySync() as Float32Array).every(Number.isFinite)).toBe(true);
         dispose(q!, k!, v!, dOut!, out, lse, grads);
         gpu.trim();

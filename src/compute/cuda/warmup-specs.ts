@@ -11,7 +11,8 @@
  * - attention: for each head dim, the configuration the launcher picks on the device (the Hopper
  *   kernel on sm_90 for 64 and 128, else the first tensor-core or CUDA-core tile whose shared
  *   memory fits), both row alignments.
- * - gru: its step, gate and persistent kernels, and the matmul modules of its h·W_hhᵀ products.
+ * - gru: its step, gate and persistent kernels, the one-launch rollouts, and the matmul modules of
+ *   its h·W_hhᵀ products.
  *
  * Modules the NVRTC at hand cannot build (the `sm_90a` Hopper kernels before NVRTC 12) are left
  * out. Pure: the same target and selection give the same list.
@@ -38,8 +39,8 @@ import {
 } from '../gpu/kernel-specs.js';
 import { attentionWgmmaEnabled } from './attention/attention.js';
 import { ATTENTION_HEAD_DIMS, attentionSharedBytes, attentionSpec, mmaCandidates, simtCandidates, wgmmaConfig } from './attention/attention-kernels.js';
-import { gruFusedSpec, gruSpec } from './gru/gru-kernels.js';
-import { FUSED_COLUMNS } from './gru/gru-plan.js';
+import { gruFusedSpec, gruRolloutSpec, gruSpec } from './gru/gru-kernels.js';
+import { FUSED_COLUMNS, ROLLOUT_COLUMNS } from './gru/gru-plan.js';
 import { dynamicSharedBytes, kernelSource } from './matmul/matmul-kernels.js';
 import { matmulFamilies, matmulVariant, tuningCandidates } from './matmul/product.js';
 import type { WarmupTarget } from './warmup-target.js';
@@ -111,6 +112,7 @@ export function warmupModuleSpecs(target: WarmupSpecTarget, selection: WarmupSel
     for (const d of floats) {
       add(gruSpec(d));
       for (const columns of FUSED_COLUMNS) add(gruFusedSpec(d, columns));
+      for (const kh of ROLLOUT_COLUMNS) for (const ks of ROLLOUT_COLUMNS) add(gruRolloutSpec(d, kh, ks));
       // The steps path's h·W_hhᵀ (and the input projection) are NT products.
       for (const kind of matmulKinds(d)) matmulSpecs(target, major, minor, kind, [[false, true]]).forEach(add);
     }

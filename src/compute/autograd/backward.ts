@@ -47,7 +47,9 @@ export interface LeafHooks {
    * The gradient of `leaf` is final: every edge of the pass that leads to it has delivered its
    * contribution, and `grad` is their sum (undefined where none carried one: zero). From this call
    * on `grad` belongs to the hook, kept from every scope (dispose it); the pass never touches it
-   * again. When the pass fails later, what was handed over stays the hook's, the rest is disposed.
+   * again, but its storage may be shared with a gradient the pass still reads (a view of the same
+   * tensor given to another edge): write it in place only where `grad.sharedStorage.shared` is
+   * false. When the pass fails later, what was handed over stays the hook's, the rest is disposed.
    */
   final(leaf: Tensor, grad: Tensor | undefined): void;
 }
@@ -229,10 +231,12 @@ function propagate(
       if (r !== undefined && edge !== undefined && needs[i]) kept.add(r);
     });
     for (const t of new Set([...incoming, ...results])) if (t !== undefined && !kept.has(t)) t.dispose();
+    // Each edge's gradient its own object before any is summed (which disposes it) or handed to a
+    // hook: one tensor given to two inputs (add's) becomes it and a view, its storage visibly shared.
+    const delivered = node.edges.map((edge, i) => (edge === undefined || !needs[i] || results[i] === undefined ? undefined : own(results[i]!)));
     node.edges.forEach((edge, i) => {
       if (edge === undefined || !needs[i]) return;
-      const r = results[i];
-      const g = r === undefined ? undefined : own(r);
+      const g = delivered[i];
       if (edge.node) {
         if (g !== undefined) {
           checkGradient(node, i, g, edge.node.outputs[edge.output]!);

@@ -1,6 +1,6 @@
 /**
  * What the DataParallel tests share (here on the CPU; on CUDA in test/gpu/multi/, and in the
- * processes its multi-process fixture starts, so nothing here imports vitest): two small models
+ * processes its multi-process fixture starts, so nothing here calls vitest): two small models
  * (an MLP and a GRU with an output layer), their parameters and a global batch from host values,
  * the reference (one GpuCompute, the mean loss over the whole batch), the data-parallel run (each
  * rank the mean loss over its share), and their comparison on the host.
@@ -67,6 +67,12 @@ export function makeParams(g: GpuCompute, model: ModelCase, values: readonly Flo
   return values.map((v, i) => g.tensor(v, [...model.shapes[i]!]).requiresGrad_());
 }
 
+/** Rank `rank`'s share of the batch on `g`, of `ranks` equal shares. */
+export function share(g: GpuCompute, model: ModelCase, batch: Batch, rank: number, ranks: number): { x: Tensor; y: Tensor } {
+  const rows = batch.rows / ranks;
+  return slice(g, model, batch, rank * rows, (rank + 1) * rows);
+}
+
 /** Rows [from, to) of the batch on `g`. */
 function slice(g: GpuCompute, model: ModelCase, batch: Batch, from: number, to: number): { x: Tensor; y: Tensor } {
   const xRow = size(model.input(1));
@@ -87,10 +93,9 @@ export function singleBackward(g: GpuCompute, model: ModelCase, params: readonly
 
 /** Each rank's loss over its share of the batch (rank order), from its replicas. */
 export function rankLosses(gpus: readonly GpuCompute[], dp: DataParallel, model: ModelCase, batch: Batch): Tensor[] {
-  const share = batch.rows / gpus.length;
   return gpus.map((g, r) =>
     g.scope(() => {
-      const { x, y } = slice(g, model, batch, r * share, (r + 1) * share);
+      const { x, y } = share(g, model, batch, r, gpus.length);
       return model.loss(g, dp.parameters(r), x, y);
     }),
   );

@@ -5,13 +5,17 @@
  * and on the single run's path; buckets of one parameter, of all and in between give the same
  * gradients; gradients accumulate over two backwards; each bucket's all-reduce is queued on the
  * side streams while the last replica's backward still has work to queue; parameters without a
- * gradient are skipped alike; and what it refuses, and what a failure leaves (no gradient
- * changed, nothing allocated), at each allocation and backend call in turn.
+ * gradient are skipped alike; a gradient the backward still reads is reduced from a copy; where
+ * other processes drive ranks (a stand-in transport plays them), the parameters become rank 0's;
+ * and what it refuses, and what a failure leaves (no gradient changed, nothing allocated), at each
+ * allocation and all-reduce group in turn.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CollectiveTransport } from '../../../src/compute/backend/collectives.js';
 import { Communicator } from '../../../src/compute/communicator.js';
 import { DataParallel } from '../../../src/compute/data-parallel.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import type { Session } from '../../../src/compute/tensor/session.js';
 import { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { CaptureError, DisposedError, InvalidArgumentError, OutOfMemoryError } from '../../../src/errors.js';
 import { freshSeed, relError } from './helpers.js';
@@ -238,6 +242,61 @@ describe('replicas', () => {
     expect(host(w.grad)).toEqual([2, -2]);
     loss.dispose();
     solo.dispose();
+  });
+});
+
+describe('where other processes drive ranks', () => {
+  /**
+   * This process as rank 1 of 2 over gpus[2], the other rank played by a stand-in transport: its
+   * broadcasts from rank 0 deliver `rootValues`, and its all-reduces average with a rank that
+   * contributes zeros.
+   */
+  function joined(rootValues: Float32Array[]): { comm: Communicator; calls: string[] } {
+    const backend = gpus[2]!.backend;
+    const calls: string[] = [];
+    let broadcasts = 0;
+    const transport: CollectiveTransport = {
+      kind: 'host',
+      size: 2,
+      ranks: [1],
+      run(list) {
+        for (const c of list) {
+          calls.push(c.kind);
+          if (c.kind === 'broadcast') {
+            backend.write(c.recv!.buffer, rootValues[broadcasts++]!, c.recv!.offset * 4);
+          } else {
+            const mine = new Float32Array(c.count);
+            backend.read(c.send!.buffer, mine, c.send!.offset * 4);
+            backend.write(c.recv!.buffer, mine.map((v) => v / 2), c.recv!.offset * 4);
+          }
+        }
+      },
+      dispose() {},
+      abort() {},
+    };
+    const make = Communicator as unknown as new (sessions: readonly Session[], transport: CollectiveTransport) => Communicator;
+    return { comm: new make([gpus[2]!.session], transport), calls };
+  }
+
+  it('the parameters become rank 0’s in place, a graph recorded before refuses its backward, and the backward all-reduces in buckets', () => {
+    const { comm, calls } = joined([Float32Array.from([7, 8]), Float32Array.from([9])]);
+    using w = gpus[2]!.tensor([1, 2]).requiresGrad_();
+    using b = gpus[2]!.tensor([3]).requiresGrad_();
+    using stale = gpus[2]!.scope(() => gpus[2]!.sum(gpus[2]!.mul(w, w)));
+    using dp = new DataParallel(comm, [w, b], { bucketBytes: 1 });
+    expect(calls).toEqual(['broadcast', 'broadcast']);
+    expect(dp.ranks).toEqual([1]);
+    expect(dp.parameters()).toEqual([w, b]);
+    expect(dp.parameters(1)).toEqual([w, b]);
+    expect(() => dp.parameters(0)).toThrow(/^DataParallel.parameters: rank 0 is not one this process drives \(ranks 1\)/);
+    expect([host(w), host(b)]).toEqual([[7, 8], [9]]);
+    expect(() => dp.backward(stale)).toThrow(/^backward: a Tensor\(f32 \[2\]\) that mul saved for its gradient was modified in place/);
+    const loss = gpus[2]!.scope(() => gpus[2]!.add(gpus[2]!.sum(gpus[2]!.mul(w, w)), gpus[2]!.sum(b)));
+    dp.backward(loss);
+    expect(calls.slice(2)).toEqual(['allReduce', 'allReduce']);
+    expect([host(w.grad), host(b.grad)], 'averaged with a rank of zeros').toEqual([[7, 8], [0.5]]);
+    loss.dispose();
+    comm.dispose();
   });
 });
 

@@ -117,7 +117,7 @@ export class DataParallel implements Disposable {
     this.#sessions = sessions;
     this.#made = [];
     try {
-      this.#replicas = sessions.map((s, m) => (m === 0 ? originals : originals.map((p) => this.#replicate(op, p, s))));
+      this.#replicas = sessions.map((s, m) => (m === 0 ? originals : originals.map((p) => this.#replicate(p, s))));
       if (comm.size > sessions.length) {
         comm.group(() => originals.forEach((_, i) => comm.broadcast(this.#across(i), { root: 0, out: this.#across(i) })));
         for (const list of this.#replicas) for (const t of list) t.sharedStorage.version++;
@@ -235,7 +235,7 @@ export class DataParallel implements Disposable {
   }
 
   /** A copy of `p` on `s`, kept from scopes, requiring grad where `p` does. */
-  #replicate(op: string, p: Tensor, s: Session): Tensor {
+  #replicate(p: Tensor, s: Session): Tensor {
     const copied = to(p.owner as Session, p, { session: s }) as Tensor;
     this.#made.push(copied);
     s.keep(copied);
@@ -264,7 +264,9 @@ export class DataParallel implements Disposable {
   #live(op: string): void {
     if (this.#disposed) throw new DisposedError(`${op}: the DataParallel`);
     if (this.#comm.disposed) throw new DisposedError(`${op}: the Communicator`);
-    for (const s of this.#sessions) s.assertLive();
+    this.#sessions.forEach((s, m) => {
+      if (s.disposed) throw new DisposedError(`${op}: the GpuCompute of rank ${this.ranks[m]}`);
+    });
   }
 }
 
@@ -277,7 +279,7 @@ class Reduction {
   /** Per bucket: the (member, parameter) pairs not yet final. */
   readonly #remaining: number[];
   /** Leaves that are not parameters, with their gradients: accumulated locally. */
-  readonly #others: [member: number, leaf: Tensor, grad: Tensor | undefined][] = [];
+  readonly #others: [leaf: Tensor, grad: Tensor | undefined][] = [];
   /** Every tensor this pass holds, disposed if it fails. */
   readonly #owned = new Set<Tensor>();
   /** The next bucket to all-reduce. */
@@ -326,7 +328,7 @@ class Reduction {
         if (grad !== undefined) this.#owned.add(grad);
         const i = index.get(leaf);
         if (i === undefined) {
-          this.#others.push([m, leaf, grad]);
+          this.#others.push([leaf, grad]);
           return;
         }
         this.#grads[m]![i] = grad;
@@ -352,7 +354,7 @@ class Reduction {
    * still reads) is copied first, on the main stream, so nothing it still reads changes or waits.
    */
   #allReduce(bucket: readonly number[]): void {
-    const calls: { i: number; xs: Tensor[] }[] = [];
+    const calls: Tensor[][] = [];
     for (const i of bucket) {
       if (!this.#reached.some((r) => r[i])) continue;
       const xs = this.sessions.map((s, m) => {
@@ -368,14 +370,14 @@ class Reduction {
         this.#grads[m]![i] = x;
         return x;
       });
-      calls.push({ i, xs });
+      calls.push(xs);
     }
     if (calls.length === 0) return;
     const main = this.sessions.map((s) => s.backend.currentStream());
     try {
       this.sessions.forEach((s) => s.backend.setStream(sideStream(s)));
       this.comm.group(() => {
-        for (const { xs } of calls) this.comm.allReduce(xs, { op: 'avg', out: xs });
+        for (const xs of calls) this.comm.allReduce(xs, { op: 'avg', out: xs });
       });
     } finally {
       this.sessions.forEach((s, m) => s.backend.setStream(main[m]!));
@@ -385,8 +387,8 @@ class Reduction {
   /** Each leaf's new `.grad`: the reduced gradients (and the other leaves' own) added to what it held. */
   #updates(): [Tensor, Tensor][] {
     const updates: [Tensor, Tensor][] = [];
-    const accumulate = (m: number, leaf: Tensor, g: Tensor | undefined) => {
-      const s = this.sessions[m]!;
+    const accumulate = (leaf: Tensor, g: Tensor | undefined) => {
+      const s = leaf.owner as Session;
       const current = leaf.grad;
       if (g === undefined) {
         if (current === undefined) updates.push([leaf, this.#own(s, full(s, this.op, leaf.shape, 0, leaf.dtype))]);
@@ -396,10 +398,10 @@ class Reduction {
     };
     this.replicas.forEach((list, m) =>
       list.forEach((p, i) => {
-        if (this.#reached.some((r) => r[i])) accumulate(m, p, this.#grads[m]![i]);
+        if (this.#reached.some((r) => r[i])) accumulate(p, this.#grads[m]![i]);
       }),
     );
-    for (const [m, leaf, g] of this.#others) if (!leaf.disposed) accumulate(m, leaf, g);
+    for (const [leaf, g] of this.#others) if (!leaf.disposed) accumulate(leaf, g);
     return updates;
   }
 

@@ -344,6 +344,19 @@ describe('refusals', () => {
     expect(() => dp.parameters(0)).toThrow(/^DataParallel.parameters: the DataParallel has been disposed/);
   });
 
+  it('a disposed GpuCompute of a rank', async () => {
+    const pair2 = await Promise.all([cpu(), cpu()]);
+    const comm = await Communicator.create(pair2);
+    const a = pair2[0]!.tensor([1]).requiresGrad_();
+    const dp = new DataParallel(comm, [a]);
+    pair2[1]!.dispose();
+    expect(() => dp.parameters(0)).toThrow(/^DataParallel.parameters: the GpuCompute of rank 1 has been disposed/);
+    expect(() => dp.backward([a, a])).toThrow(DisposedError);
+    dp.dispose();
+    comm.dispose();
+    pair2[0]!.dispose();
+  });
+
   it('parameters(rank): a rank this process drives', () => {
     using a = gpus[0]!.tensor([1]).requiresGrad_();
     using dp = new DataParallel(comms.get(2)!, [a]);

@@ -7,8 +7,8 @@
  * tensor where it drives one), and queue on each GpuCompute's current stream after the work
  * queued on those tensors, so collectives on another stream (`gpu.setStream`) overlap with
  * compute, and calls made inside {@link Communicator.group} go to NCCL as one group (fused, and
- * the only way to pair sends with receives in one process). This is the layer a bucketed
- * data-parallel gradient all-reduce builds on.
+ * the only way to pair sends with receives in one process). DataParallel's bucketed gradient
+ * all-reduce is built on this (`data-parallel.ts`).
  */
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import type { NcclUniqueId } from '../nccl/unique-id.js';
@@ -172,6 +172,11 @@ export class Communicator implements Disposable {
   /** The ranks this process drives, in the order calls take their tensors. */
   get ranks(): readonly number[] {
     return this.#members.ranks;
+  }
+
+  /** @internal The GpuComputes (sessions) of the ranks this process drives, in {@link ranks}' order. */
+  get sessions(): readonly Session[] {
+    return this.#members.sessions;
   }
 
   /** 'nccl' or 'host'. */

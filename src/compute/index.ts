@@ -14,6 +14,8 @@ export type {
   ReduceScatterOptions,
   ReduceToRootOptions,
 } from './communicator.js';
+export { DataParallel, DATA_PARALLEL_OPTIONS } from './data-parallel.js';
+export type { DataParallelOptions } from './data-parallel.js';
 export { COLLECTIVE_REDUCE_OPS } from './backend/collectives.js';
 export type { CollectiveCall, CollectiveKind, CollectiveReduceOp, CollectiveTransport } from './backend/collectives.js';
 export type { GpuComputeOptions, PlainUnaryMethods } from './gpu-compute.js';

@@ -9,6 +9,10 @@
  * A backward runs in a scope of its own with recording off: when it fails (out of memory, say),
  * everything it made is disposed and no leaf's gradient has changed. The nodes that ran before
  * the failure have released their saved tensors, so run the forward again before retrying.
+ *
+ * With {@link LeafHooks} (internal: DataParallel's), a backward hands each leaf's gradient over as
+ * soon as it is final instead of accumulating it into `.grad`, so work on the gradients (an
+ * all-reduce) can start while the rest of the graph is still being differentiated.
  */
 import { CaptureError, GpuError, InvalidArgumentError } from '../../errors.js';
 import type { DType } from '../core/dtype.js';
@@ -32,6 +36,24 @@ export interface BackwardOptions {
 /** The keys {@link BackwardOptions} takes. */
 export const BACKWARD_OPTIONS = optionKeys<BackwardOptions>({ retainGraph: true });
 
+/**
+ * @internal What a backward tells its caller about the leaves (DataParallel hooks in here): with
+ * hooks, no `.grad` changes; each leaf's gradient goes to {@link LeafHooks.final} instead.
+ */
+export interface LeafHooks {
+  /** Called once, before any node runs, with every leaf the pass reaches: each of them is then reported to `final` exactly once. */
+  reached(leaves: ReadonlySet<Tensor>): void;
+  /**
+   * The gradient of `leaf` is final: every edge of the pass that leads to it has delivered its
+   * contribution, and `grad` is their sum (undefined where none carried one: zero). From this call
+   * on `grad` belongs to the hook, kept from every scope (dispose it); the pass never touches it
+   * again, but its storage may be shared with a gradient the pass still reads (a view of the same
+   * tensor given to another edge): write it in place only where `grad.sharedStorage.shared` is
+   * false. When the pass fails later, what was handed over stays the hook's, the rest is disposed.
+   */
+  final(leaf: Tensor, grad: Tensor | undefined): void;
+}
+
 /** The result of `gpu.grad`. */
 export interface GradResult<D extends DType = DType> {
   /** What the function returned, detached from the graph. */
@@ -43,8 +65,9 @@ export interface GradResult<D extends DType = DType> {
 /**
  * Accumulates the gradient of a loss into the `.grad` of every leaf that requires grad behind
  * `root`: `seed` is the loss's gradient with respect to `root` (default 1 for a one-element root).
+ * With `hooks`, each leaf's gradient goes to them instead and no `.grad` changes.
  */
-export function backward(s: Session, root: Tensor, seed: unknown, options: unknown): void {
+export function backward(s: Session, root: Tensor, seed: unknown, options: unknown, hooks?: LeafHooks): void {
   const op = 'backward';
   s.checkTensor(op, root, 'x');
   const retain = checkFlag(op, 'retainGraph', checkOptions<BackwardOptions>(op, options, BACKWARD_OPTIONS).retainGraph, false);
@@ -63,7 +86,7 @@ export function backward(s: Session, root: Tensor, seed: unknown, options: unkno
     s.scopes.run(op, () => {
       const start = given ?? full<typeof root.dtype>(s, op, root.shape, 1, root.dtype);
       const sums: [Tensor, Tensor][] = [];
-      for (const [leaf, g] of propagate(s, op, root, start, retain, undefined)) {
+      for (const [leaf, g] of propagate(s, op, root, start, retain, undefined, hooks)) {
         if (leaf.disposed) continue;
         const current = leaf.grad;
         if (g === undefined) {
@@ -101,7 +124,7 @@ export function gradOf(s: Session, fn: unknown, inputs: unknown): GradResult {
     }
     const found = s.gradMode.run(false, () => {
       const start = full(s, op, value.shape, 1, value.dtype);
-      return propagate(s, op, value, start, false, new Set(leaves));
+      return propagate(s, op, value, start, false, new Set(leaves), undefined);
     });
     const grads = leaves.map((leaf) => found.get(leaf) ?? full(s, op, leaf.shape, 0, leaf.dtype));
     return { value: value.detach(), grads };
@@ -121,11 +144,29 @@ function checkSeed(s: Session, op: string, root: Tensor, seed: unknown): Tensor 
  * The gradients reaching the leaves behind `root` from `seed` (the leaves of `targets` only, when
  * given: then only the nodes that lead to one run). A leaf the pass reaches without a gradient
  * arriving (every contribution was zero) maps to undefined. The returned tensors are the caller's;
- * `seed` is never disposed or returned itself.
+ * `seed` is never disposed or returned itself. With `hooks`, each leaf goes to them once its
+ * last edge has delivered, and is not in the returned map.
  */
-function propagate(s: Session, op: string, root: Tensor, seed: Tensor, retain: boolean, targets: ReadonlySet<Tensor> | undefined): Map<Tensor, Tensor | undefined> {
+function propagate(
+  s: Session,
+  op: string,
+  root: Tensor,
+  seed: Tensor,
+  retain: boolean,
+  targets: ReadonlySet<Tensor> | undefined,
+  hooks: LeafHooks | undefined,
+): Map<Tensor, Tensor | undefined> {
   const leaves = new Map<Tensor, Tensor | undefined>();
   const wanted = (leaf: Tensor) => targets === undefined || targets.has(leaf);
+  /** For the hooks: per leaf, the edges of needed nodes that have not delivered to it yet. */
+  const undelivered = new Map<Tensor, number>();
+  const handOver = (leaf: Tensor) => {
+    const g = leaves.get(leaf);
+    leaves.delete(leaf);
+    // It stays in `stored`, so a later result that is the same object is still detached from it.
+    if (g !== undefined) s.keep(g);
+    hooks!.final(leaf, g);
+  };
   /** Every tensor stored in a slot is its own object (a view where one would be stored twice), so each can be disposed once used. */
   const stored = new Set<Tensor>();
   const own = (t: Tensor): Tensor => {
@@ -142,7 +183,13 @@ function propagate(s: Session, op: string, root: Tensor, seed: Tensor, retain: b
   };
   const origin = root.origin as OutputOrigin | undefined;
   if (origin === undefined) {
-    if (wanted(root)) leaves.set(root, own(seed));
+    if (wanted(root)) {
+      leaves.set(root, own(seed));
+      if (hooks) {
+        hooks.reached(new Set([root]));
+        handOver(root);
+      }
+    }
     return leaves;
   }
   const order = postOrder(origin.node);
@@ -152,8 +199,12 @@ function propagate(s: Session, op: string, root: Tensor, seed: Tensor, retain: b
   const pending = new Map<GradNode, number>();
   for (const node of needed) {
     node.checkUsable(op);
-    for (const e of node.edges) if (e?.node && needed.has(e.node)) pending.set(e.node, (pending.get(e.node) ?? 0) + 1);
+    for (const e of node.edges) {
+      if (e?.node && needed.has(e.node)) pending.set(e.node, (pending.get(e.node) ?? 0) + 1);
+      else if (hooks && e?.leaf && wanted(e.leaf)) undelivered.set(e.leaf, (undelivered.get(e.leaf) ?? 0) + 1);
+    }
   }
+  hooks?.reached(new Set(undelivered.keys()));
   const grads = new Map<GradNode, (Tensor | undefined)[]>();
   const first = new Array<Tensor | undefined>(origin.node.outputs.length).fill(undefined);
   first[origin.output] = own(seed);
@@ -180,10 +231,12 @@ function propagate(s: Session, op: string, root: Tensor, seed: Tensor, retain: b
       if (r !== undefined && edge !== undefined && needs[i]) kept.add(r);
     });
     for (const t of new Set([...incoming, ...results])) if (t !== undefined && !kept.has(t)) t.dispose();
+    // Each edge's gradient its own object before any is summed (which disposes it) or handed to a
+    // hook: one tensor given to two inputs (add's) becomes it and a view, its storage visibly shared.
+    const delivered = node.edges.map((edge, i) => (edge === undefined || !needs[i] || results[i] === undefined ? undefined : own(results[i]!)));
     node.edges.forEach((edge, i) => {
       if (edge === undefined || !needs[i]) return;
-      const r = results[i];
-      const g = r === undefined ? undefined : own(r);
+      const g = delivered[i];
       if (edge.node) {
         if (g !== undefined) {
           checkGradient(node, i, g, edge.node.outputs[edge.output]!);
@@ -201,6 +254,11 @@ function propagate(s: Session, op: string, root: Tensor, seed: Tensor, retain: b
         if (g !== undefined) checkGradient(node, i, g, edge.leaf);
         const current = leaves.get(edge.leaf);
         leaves.set(edge.leaf, g === undefined ? current : sum(current, g));
+        if (hooks) {
+          const left = undelivered.get(edge.leaf)! - 1;
+          undelivered.set(edge.leaf, left);
+          if (left === 0) handOver(edge.leaf);
+        }
       }
     });
     if (!retain) node.releaseSaved();

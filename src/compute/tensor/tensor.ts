@@ -56,6 +56,11 @@ export class TensorStorage {
     this.refs++;
   }
 
+  /** Whether more than one reference holds it (views of one tensor, a saved copy, a capture). */
+  get shared(): boolean {
+    return this.refs > 1;
+  }
+
   release(): void {
     if (--this.refs === 0) this.owner.releaseBuffer(this.buffer);
   }

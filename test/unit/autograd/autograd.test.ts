@@ -89,6 +89,16 @@ describe('backward', () => {
     expect(values(x.grad)).toEqual([3, 5, 7]);
   });
 
+  it('an op that gives one gradient to two inputs, the first a leaf that already has a contribution', () => {
+    using w = g.tensor([1, 2]).requiresGrad_();
+    using v = g.tensor([0.5, -1]).requiresGrad_();
+    // The second add's gradient goes to w (summed with the first add's) and to tanh's backward.
+    using loss = g.scope(() => g.add(g.sum(g.add(w, v)), g.sum(g.add(w, g.tanh(v)))));
+    loss.backward();
+    expect(values(w.grad)).toEqual([2, 2]);
+    expect(values(v.grad).map((d, i) => d - (2 - Math.tanh([0.5, -1][i]!) ** 2))).toEqual([expect.closeTo(0, 6), expect.closeTo(0, 6)]);
+  });
+
   it('a gradient belongs to its tensor: no scope disposes it, dispose() does; an assigned one must match', () => {
     const x = g.tensor([1, 2]).requiresGrad_();
     g.scope(() => g.sum(g.mul(x, 3)).backward());

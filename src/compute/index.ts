@@ -56,7 +56,7 @@ export type { MatmulActivation, MatmulParams } from './core/matmul-plan.js';
 export { MAX_ATTENTION_HEAD_DIM } from './core/attention-params.js';
 export type { AttentionParams } from './core/attention-params.js';
 export type { AttentionBackwardParams } from './core/attention-backward-params.js';
-export type { GruPath, GruRecurrenceParams } from './core/gru-params.js';
+export type { GruPath, GruRecurrenceParams, GruRolloutParams } from './core/gru-params.js';
 export type { GruBackwardParams } from './core/gru-backward-params.js';
 export type { Backend, BackendCore, BackendStream, DeviceInfo, OptionalOp, OptionalOps, PoolStats, RecordedGraph } from './backend/backend.js';
 export type { CapturedFunction, CaptureResult } from './ops/capture.js';

@@ -13,33 +13,21 @@
  * at least (the CPU uses f64) and dq, dk, dv are rounded once to the input dtype. A query row whose
  * log-sum-exp is −∞ (it saw no key) contributes nothing, and its dq row is 0.
  */
+import type { AttentionParams } from './attention-params.js';
 import type { TensorView } from './view.js';
 
-/** One attention backward as a backend executes it. Views are dense and row-major; seqK ≥ 1. */
-export interface AttentionBackwardParams {
-  /** `[B, Hq, Sq, D]`. */
-  q: TensorView;
-  /** `[B, Hkv, Sk, D]`. */
-  k: TensorView;
-  v: TensorView;
-  /** The forward's output, `[B, Hq, Sq, D]`, the dtype of q. */
-  out: TensorView;
+/**
+ * One attention backward as a backend executes it: the forward's problem (q, k, v, out, the masks,
+ * scale and extents, as {@link AttentionParams}), what it saved and the gradients. Views are dense
+ * and row-major; seqK ≥ 1.
+ */
+export interface AttentionBackwardParams extends Omit<AttentionParams, 'lse'> {
   /** The forward's natural-log log-sum-exp of each row's scaled scores, `[B, Hq, Sq]` f32. */
   lse: TensorView;
   /** Gradient of the output, `[B, Hq, Sq, D]`, the dtype of q. */
   dOut: TensorView;
-  /** i32 `[B]`: keys at or after `clamp(len, 0, Sk)` are masked, as in the forward. */
-  keyLengths?: TensorView;
   /** Gradients, in the dtype and shape of q, k and v. */
   dq: TensorView;
   dk: TensorView;
   dv: TensorView;
-  batch: number;
-  heads: number;
-  kvHeads: number;
-  seqQ: number;
-  seqK: number;
-  headDim: number;
-  scale: number;
-  causal: boolean;
 }

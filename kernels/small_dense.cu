@@ -84,6 +84,7 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* di
           break;
         }
         const double rkk = sqrt(pivot);
+        __syncwarp();  // every lane has read the pivot before lane 0 overwrites it with rkk
         for (int j = k + lane; j < cols; j += 32) g[k * cols + j] = j == k ? rkk : g[k * cols + j] / rkk;
         __syncwarp();
         for (int i = k + 1; i < cols; ++i) {

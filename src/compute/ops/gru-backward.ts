@@ -22,24 +22,11 @@ import { InvalidArgumentError } from '../../errors.js';
 import type { DType } from '../core/dtype.js';
 import type { GruBackwardParams } from '../core/gru-backward-params.js';
 import { formatShape, sameShape } from '../core/shape.js';
-import { checkChoice, checkFlag, checkOptions, describeValue, optionKeys } from '../core/validation.js';
+import { checkOptions, describeValue, optionKeys } from '../core/validation.js';
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { binary, cast } from './elementwise.js';
-import {
-  checkDropout,
-  checkInput,
-  checkPrecision,
-  checkWeights,
-  GRU_OPTIONS,
-  GRU_PATHS,
-  initialStates,
-  runLayer,
-  sliceLayer,
-  stackFinals,
-  type GruOptions,
-  type GruWeights,
-} from './gru.js';
+import { prepareGru, runLayer, sliceLayer, stackFinals, type GruWeights } from './gru.js';
 import { matmul } from './matmul.js';
 import { dropout as dropoutOp } from './random.js';
 import { reduce } from './reduce.js';
@@ -185,23 +172,14 @@ export const GRU_OUTPUT_GRADIENT_KEYS = optionKeys<GruOutputGradients>({ output:
  */
 export function gruTraining(s: Session, x: Tensor, h0: Tensor | null | undefined, weights: GruWeights, opts?: unknown): GruTrainingResult {
   const op = 'gruTraining';
-  const options = checkOptions<GruOptions>(op, opts, GRU_OPTIONS);
-  const returnSequences = checkFlag(op, 'returnSequences', options.returnSequences, true);
-  const precision = checkPrecision(op, options.precision);
-  const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
-  const dropout = checkDropout(op, options.dropout);
-  s.checkTensor(op, x, 'x');
-  const stack = checkWeights(s, op, weights, [['x', x], ['h0', h0]]);
-  const normed = stack.layers.findIndex((l) => l.layerNorm !== undefined);
-  if (normed >= 0) {
-    throw new InvalidArgumentError(`${op}: ${stack.layers.length > 1 ? `layer ${normed} has` : 'the layer has'} a layer norm, which gruBackward does not differentiate; train without layerNorm`);
-  }
-  s.assertSupports(op, 'gruBackwardRecurrence');
+  const { stack, returnSequences, precision, path, dropout, B, T, init } = prepareGru(s, op, x, h0, weights, opts, (checked) => {
+    const normed = checked.layers.findIndex((l) => l.layerNorm !== undefined);
+    if (normed >= 0) {
+      throw new InvalidArgumentError(`${op}: ${checked.layers.length > 1 ? `layer ${normed} has` : 'the layer has'} a layer norm, which gruBackward does not differentiate; train without layerNorm`);
+    }
+    s.assertSupports(op, 'gruBackwardRecurrence');
+  });
   const E = stack.ensemble;
-  checkInput(op, x, 'x', stack, 3);
-  const [B, T] = E !== undefined && x.rank === 4 ? [x.shape[1]!, x.shape[2]!] : [x.shape[0]!, x.shape[1]!];
-  if (T < 1) throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} has no timesteps`);
-  const init = initialStates(s, op, h0, 'h0', stack, B);
   const L = stack.layers.length;
   const sequences: Tensor[] = [];
   const finals: Tensor[] = [];

@@ -163,19 +163,7 @@ export interface CheckedStack {
  * omitted: zeros). Matches torch.nn.GRU(batch_first=True) given the same weights.
  */
 export function gru(s: Session, x: Tensor, h0: Tensor | null | undefined, weights: GruWeights, opts?: unknown): GruResult {
-  const op = 'gru';
-  const options = checkOptions<GruOptions>(op, opts, GRU_OPTIONS);
-  const returnSequences = checkFlag(op, 'returnSequences', options.returnSequences, true);
-  const precision = checkPrecision(op, options.precision);
-  const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
-  const dropout = checkDropout(op, options.dropout);
-  s.checkTensor(op, x, 'x');
-  const stack = checkWeights(s, op, weights, [['x', x], ['h0', h0]]);
-  const E = stack.ensemble;
-  checkInput(op, x, 'x', stack, 3);
-  const [B, T] = E !== undefined && x.rank === 4 ? [x.shape[1]!, x.shape[2]!] : [x.shape[0]!, x.shape[1]!];
-  if (T < 1) throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} has no timesteps`);
-  const init = initialStates(s, op, h0, 'h0', stack, B);
+  const { stack, returnSequences, precision, path, dropout, B, T, init } = prepareGru(s, 'gru', x, h0, weights, opts);
   const finals: Tensor[] = [];
   let input = x;
   try {
@@ -204,6 +192,47 @@ export function gru(s: Session, x: Tensor, h0: Tensor | null | undefined, weight
     for (const f of finals) f.dispose();
     for (const t of init.layers) t.dispose();
   }
+}
+
+/** A gru call's checked options, stack and extents, and its initial states (which the caller disposes). */
+export interface PreparedGru {
+  stack: CheckedStack;
+  returnSequences: boolean;
+  precision: 'highest' | 'tf32';
+  path: GruPath;
+  dropout: { p: number; seed: number } | undefined;
+  B: number;
+  T: number;
+  init: { shape: number[]; layers: Tensor[] };
+}
+
+/**
+ * Checks a gru call in the name of `op` (gpu.gru, or the training forward) and makes its initial
+ * states; `checkStack` adds the caller's own checks of the stack before anything is allocated.
+ */
+export function prepareGru(
+  s: Session,
+  op: string,
+  x: Tensor,
+  h0: Tensor | null | undefined,
+  weights: GruWeights,
+  opts: unknown,
+  checkStack?: (stack: CheckedStack) => void,
+): PreparedGru {
+  const options = checkOptions<GruOptions>(op, opts, GRU_OPTIONS);
+  const returnSequences = checkFlag(op, 'returnSequences', options.returnSequences, true);
+  const precision = checkPrecision(op, options.precision);
+  const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
+  const dropout = checkDropout(op, options.dropout);
+  s.checkTensor(op, x, 'x');
+  const stack = checkWeights(s, op, weights, [['x', x], ['h0', h0]]);
+  checkStack?.(stack);
+  const E = stack.ensemble;
+  checkInput(op, x, 'x', stack, 3);
+  const [B, T] = E !== undefined && x.rank === 4 ? [x.shape[1]!, x.shape[2]!] : [x.shape[0]!, x.shape[1]!];
+  if (T < 1) throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} has no timesteps`);
+  const init = initialStates(s, op, h0, 'h0', stack, B);
+  return { stack, returnSequences, precision, path, dropout, B, T, init };
 }
 
 /**

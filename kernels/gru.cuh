@@ -10,9 +10,9 @@ __device__ __forceinline__ float gru_update(float xr, float xz, float xn, float 
   return (1.0f - z) * n + z * hprev;
 }
 
-// Values written by other blocks during this launch: read through L2, never a stale L1 line.
-// __ldcg rather than volatile inline PTX: the compiler may put many such loads in flight at once
-// (volatile asm kept each one waiting for the last, an L2 round trip apiece).
+// Values written by other blocks during this launch: read through L2 (ld.global.cg), never a
+// stale L1 line. Loads that do not depend on one another still overlap in flight, so readers
+// issue several before using any (see gru_rollout.cu's staging).
 __device__ __forceinline__ float load_cg(const float* p) { return __ldcg(p); }
 __device__ __forceinline__ float load_cg(const f16_t* p) {
   f16_t h;

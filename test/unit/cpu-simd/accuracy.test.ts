@@ -10,38 +10,14 @@
  * (leakyRelu and its derivative: one rounding of a double product, ≤ 0.5).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { ACTIVATION_GRAD_OPS, UNARY_OP_NAMES, type ActivationGradOp, type UnaryOp } from '../../../src/compute/core/elementwise-ops.js';
+import { ACTIVATION_GRAD_OPS, UNARY_OP_NAMES } from '../../../src/compute/core/elementwise-ops.js';
 import { activationGrad, unary } from '../../../src/compute/cpu/simd/elementwise.js';
 import type { SimdRuntime } from '../../../src/compute/cpu/simd/runtime.js';
 import { relaxedSimdSupported, type SimdVariant } from '../../../src/compute/cpu/simd/wasm-module.js';
 import { FLOAT_DTYPES, SPECIAL_VALUES, decode, encode, freshSeed, get, prng, put, runtime, ulpError } from './helpers.js';
+import { ULP_BOUND as BOUND } from './ulp-bounds.js';
 import { GRAD_REF, UNARY_REF } from './reference-math.js';
 
-/** Bounds in f32 ulps: the measured maxima plus headroom for fresh inputs. */
-const BOUND: Record<UnaryOp | ActivationGradOp, number> = {
-  neg: 0,
-  abs: 0,
-  exp: 1.5,
-  log: 1.5,
-  sqrt: 0.5,
-  rsqrt: 2,
-  relu: 0,
-  leakyRelu: 0.5,
-  sigmoid: 3,
-  tanh: 2,
-  gelu: 6,
-  geluTanh: 4,
-  silu: 3.5,
-  softplus: 2.5,
-  reluGrad: 0,
-  leakyReluGrad: 0.5,
-  sigmoidGrad: 4.5,
-  tanhGrad: 4.5,
-  geluGrad: 4.5,
-  geluTanhGrad: 6,
-  siluGrad: 6.5,
-  softplusGrad: 3,
-};
 
 const SLOPE = 0.01;
 

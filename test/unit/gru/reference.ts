@@ -19,8 +19,11 @@ export type Round = (v: number) => number;
 const identity: Round = (v) => v;
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 
-/** One step of one layer for one batch row: x [in], h [H] → h' [H]. */
-export function refCell(layer: RefLayer, x: readonly number[], h: readonly number[], round: Round = identity): number[] {
+/**
+ * One step of one layer for one batch row: x [in], h [H] → h' [H]. `onLayerNorm` is told the layer
+ * norm's gain, max|γ|/√(var + eps): how much it magnifies an error in the state it normalises.
+ */
+export function refCell(layer: RefLayer, x: readonly number[], h: readonly number[], round: Round = identity, onLayerNorm?: (gain: number) => void): number[] {
   const { input: I, hidden: H } = layer;
   const gx = (g: number, j: number) => {
     let s = 0;
@@ -46,6 +49,7 @@ export function refCell(layer: RefLayer, x: readonly number[], h: readonly numbe
     const mean = out.reduce((a, v) => a + v, 0) / H;
     const variance = out.reduce((a, v) => a + (v - mean) ** 2, 0) / H;
     const inv = 1 / Math.sqrt(variance + ln.eps);
+    onLayerNorm?.(inv * Math.max(...(ln.gamma ?? [1]).map(Math.abs)));
     for (let j = 0; j < H; j++) out[j] = (out[j]! - mean) * inv * (ln.gamma?.[j] ?? 1) + (ln.beta?.[j] ?? 0);
   }
   return out.map(round);

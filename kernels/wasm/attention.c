@@ -6,6 +6,10 @@
  * f32 in scratch, scores come from the 4×8 micro-kernel, each row's running max, sum and output
  * are rescaled when the max grows, and P·V goes through the micro-kernel again. Products
  * accumulate in f32; statistics are f32.
+ *
+ * attention_probs is the middle step of the other route, where a BLAS computes S = scale·Q·Kᵀ
+ * for a block of query rows and then O = P·V: it turns each row of S into P in place, masked
+ * (causal, key lengths) and normalised, and writes the row's log-sum-exp.
  */
 #include "common.h"
 #include "microkernel.h"
@@ -137,5 +141,61 @@ EXPORT(attention) void attention(const attention_params *p, size_t u0, size_t u1
         p->lse[bh * Sq + q0 + r] = l;
       }
     }
+  }
+}
+
+/* ------------------------------------------------------------ attention_probs */
+
+typedef struct {
+  float *s;     /* [rows, ld]: the scaled scores of `cols` keys in, probabilities out */
+  float *lse;   /* [rows] or null */
+  int32_t ld, cols;
+  int32_t q0;   /* the query index of row 0 */
+  int32_t causal;
+  int32_t valid; /* keys 0..valid-1 are not padding */
+} attention_probs_params;
+
+/* Rows [r0, r1): softmax over the keys row q0 + r sees, zeros over the rest of the `cols`; a row
+   that sees no key is all zeros with a log-sum-exp of -inf, and a NaN score makes its row NaN
+   (as the tiled kernel). */
+EXPORT(attention_probs) void attention_probs(const attention_probs_params *p, size_t r0, size_t r1) {
+  size_t cols = (size_t)p->cols, valid = p->valid < 0 ? 0 : (size_t)p->valid;
+  for (size_t r = r0; r < r1; r++) {
+    float *sr = p->s + r * (size_t)p->ld;
+    size_t i = (size_t)p->q0 + r;
+    size_t seen = p->causal && i + 1 < valid ? i + 1 : valid;
+    if (seen > cols) seen = cols;
+    size_t j = 0;
+    if (seen == 0) {
+      for (; j < cols; j++) sr[j] = 0.0f;
+      if (p->lse) p->lse[r] = -__builtin_inff();
+      continue;
+    }
+    /* pmax (one instruction) skips a NaN, but its exp makes the sum and so the row NaN. */
+    v128_t mv = F32(-__builtin_inff());
+    for (; j + 4 <= seen; j += 4) mv = wasm_f32x4_pmax(mv, wasm_v128_load(sr + j));
+    for (; j < seen; j++) mv = wasm_f32x4_pmax(mv, F32(sr[j]));
+    mv = wasm_f32x4_pmax(mv, wasm_i32x4_shuffle(mv, mv, 2, 3, 0, 1));
+    mv = wasm_f32x4_pmax(mv, wasm_i32x4_shuffle(mv, mv, 1, 0, 3, 2));
+    float m = wasm_f32x4_extract_lane(mv, 0);
+    /* e^(s - m)·2^64: the factor cancels in the normalisation (see v_exp_nonpos_2p64). */
+    v128_t sum = F32(0.0f);
+    mv = F32(m);
+    for (j = 0; j + 4 <= seen; j += 4) {
+      v128_t e = v_exp_nonpos_2p64(wasm_f32x4_sub(wasm_v128_load(sr + j), mv));
+      wasm_v128_store(sr + j, e);
+      sum = wasm_f32x4_add(sum, e);
+    }
+    float total = hsum(sum);
+    for (; j < seen; j++) {
+      float e = wasm_f32x4_extract_lane(v_exp_nonpos_2p64(F32(sr[j] - m)), 0);
+      sr[j] = e;
+      total += e;
+    }
+    v128_t inv = F32(1.0f / total);
+    for (j = 0; j + 4 <= seen; j += 4) wasm_v128_store(sr + j, wasm_f32x4_mul(wasm_v128_load(sr + j), inv));
+    for (; j < seen; j++) sr[j] *= 1.0f / total;
+    for (; j < cols; j++) sr[j] = 0.0f;
+    if (p->lse) p->lse[r] = m + wasm_f32x4_extract_lane(v_log(F32(total * TWO_M64)), 0);
   }
 }

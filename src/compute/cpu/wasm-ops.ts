@@ -16,7 +16,8 @@ import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
 import type { CpuBuffer } from './cpu-buffer.js';
 import type { ProductEngine } from './product-engine.js';
-import { attention } from './simd/attention.js';
+import { attention, type SimdAttention } from './simd/attention.js';
+import { attentionByProducts } from './simd/attention-products.js';
 import * as elementwise from './simd/elementwise.js';
 import { gruRecurrence } from './simd/gru.js';
 import { dropout, randomUniform } from './simd/random.js';
@@ -163,9 +164,10 @@ export class WasmOps {
     touch(this.#rt, [p.a, p.b, p.out, p.c, p.bias]);
   }
 
+  /** f32 with a BLAS: as products (see attention-products.ts); otherwise the tiled kernel. */
   attention(p: AttentionParams): void {
     this.#rt.op = 'attention';
-    attention(this.#rt, {
+    const params: SimdAttention = {
       dtype: p.q.dtype,
       q: at(p.q),
       k: at(p.k),
@@ -181,7 +183,9 @@ export class WasmOps {
       headDim: p.headDim,
       scale: p.scale,
       causal: p.causal,
-    });
+    };
+    if (this.#products.blas && p.q.dtype === 'f32') attentionByProducts(this.#rt, params, (g) => this.#products.gemm(g));
+    else attention(this.#rt, params);
     touch(this.#rt, [p.q, p.k, p.v, p.out, p.lse, p.keyLengths]);
   }
 

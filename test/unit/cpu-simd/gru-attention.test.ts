@@ -1,16 +1,22 @@
 /**
- * The GRU recurrence (batched sgemm + gru_step per step) and attention (tiled online softmax)
+ * The GRU recurrence (batched sgemm + gru_step per step) and attention (tiled online softmax, and
+ * for f32 the route by products: on the SIMD sgemm, and on the BLAS where one is installed)
  * against the JS backend's float64 implementations, within each dtype's tolerance: biases present
  * or not, layer norm, a ring of two slots, odd hidden sizes; causal masks with Sq ≠ Sk, GQA, key
- * lengths including 0 (a row that sees no key: 0 and a log-sum-exp of -inf), head dims up to 256.
+ * lengths including 0 (a row that sees no key: 0 and a log-sum-exp of -inf), head dims up to 256,
+ * and for the products route blocks over several chunks of scores.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { dtypeSize, type DType } from '../../../src/compute/core/dtype.js';
 import { attention as jsAttention } from '../../../src/compute/cpu/attention.js';
 import { gruRecurrence as jsGru } from '../../../src/compute/cpu/gru.js';
 import { cpuMatmul } from '../../../src/compute/cpu/matmul.js';
-import { attention } from '../../../src/compute/cpu/simd/attention.js';
+import { Blas } from '../../../src/blas/blas.js';
+import { ProductEngine } from '../../../src/compute/cpu/product-engine.js';
+import { attention, type SimdAttention } from '../../../src/compute/cpu/simd/attention.js';
+import { attentionByProducts } from '../../../src/compute/cpu/simd/attention-products.js';
 import { gruRecurrence } from '../../../src/compute/cpu/simd/gru.js';
+import { blasAvailable } from '../blas/blas-available.js';
 import { FLOAT_DTYPES, MANY_THREADS, TOLERANCE, alloc, cpuBytes, cpuElements, cpuView, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
 
 const rt = runtime(MANY_THREADS);
@@ -107,7 +113,16 @@ interface AttentionCase {
   lengths?: number[];
 }
 
-function checkAttention(dtype: DType, c: AttentionCase): void {
+/** How an attention forward runs: the tiled kernel, or as products on the SIMD sgemm or the BLAS. */
+type AttentionRoute = 'kernel' | 'sgemm' | 'blas';
+
+function run(route: AttentionRoute, p: SimdAttention): void {
+  if (route === 'kernel') return attention(rt, p);
+  const engine = new ProductEngine(rt, route === 'blas' ? Blas.open() : undefined);
+  attentionByProducts(rt, p, (g) => engine.gemm(g));
+}
+
+function checkAttention(dtype: DType, c: AttentionCase, route: AttentionRoute = 'kernel'): void {
   const seed = freshSeed();
   const { B, Hq, Hkv, Sq, Sk, D } = c;
   const size = dtypeSize[dtype];
@@ -119,7 +134,7 @@ function checkAttention(dtype: DType, c: AttentionCase): void {
   const lse = alloc(rt, B * Hq * Sq * 4);
   const scale = 1 / Math.sqrt(D);
   const causal = c.causal ?? false;
-  attention(rt, {
+  run(route, {
     dtype, q: put(rt, q), k: put(rt, k), v: put(rt, v), out, lse, ...(lengths ? { keyLengths: put(rt, lengths) } : {}),
     batch: B, heads: Hq, kvHeads: Hkv, seqQ: Sq, seqK: Sk, headDim: D, scale, causal,
   });
@@ -130,7 +145,7 @@ function checkAttention(dtype: DType, c: AttentionCase): void {
     out: refOut, lse: refLse, ...(lengths ? { keyLengths: cpuView(lengths, 'i32', [B]) } : {}),
     batch: B, heads: Hq, kvHeads: Hkv, seqQ: Sq, seqK: Sk, headDim: D, scale, causal,
   });
-  const label = `${JSON.stringify(c)} seed ${seed}`;
+  const label = `${route} ${JSON.stringify(c)} seed ${seed}`;
   expect(relError(decode(get(rt, out, B * Hq * Sq * D * size), dtype), decode(cpuBytes(refOut), dtype)), label).toBeLessThanOrEqual(TOLERANCE[dtype as 'f32']);
   expect(relError(decode(get(rt, lse, B * Hq * Sq * 4), 'f32'), decode(cpuBytes(refLse), 'f32')), label).toBeLessThanOrEqual(1e-5);
 }
@@ -144,6 +159,42 @@ describe.each(FLOAT_DTYPES)('attention %s', (dtype) => {
   it('key lengths, one of them 0, with causal', () => checkAttention(dtype, { B: 3, Hq: 2, Hkv: 1, Sq: 20, Sk: 50, D: 24, causal: true, lengths: [0, 33, 99] }));
   it('head dim 256', () => checkAttention(dtype, { B: 1, Hq: 2, Hkv: 1, Sq: 19, Sk: 80, D: 256 }));
   it('enough work to split across threads', () => checkAttention(dtype, { B: 2, Hq: 4, Hkv: 4, Sq: 128, Sk: 128, D: 64, causal: true }));
+});
+
+const PRODUCT_ROUTES: AttentionRoute[] = blasAvailable ? ['sgemm', 'blas'] : ['sgemm'];
+
+describe.each(PRODUCT_ROUTES)('attention f32 as products on the %s', (route) => {
+  const check = (c: AttentionCase) => checkAttention('f32', c, route);
+  it('plain, odd sizes', () => check({ B: 2, Hq: 2, Hkv: 2, Sq: 37, Sk: 131, D: 13 }));
+  it('one query row (decode) against many keys', () => check({ B: 2, Hq: 4, Hkv: 2, Sq: 1, Sk: 300, D: 64 }));
+  it('causal with Sq < Sk and Sq > Sk, over several blocks of rows', () => {
+    check({ B: 1, Hq: 2, Hkv: 2, Sq: 300, Sk: 500, D: 16, causal: true });
+    check({ B: 1, Hq: 1, Hkv: 1, Sq: 290, Sk: 70, D: 32, causal: true });
+  });
+  it('grouped-query heads', () => check({ B: 2, Hq: 8, Hkv: 2, Sq: 17, Sk: 65, D: 64 }));
+  it('key lengths, one of them 0 and one beyond Sk, with and without causal', () => {
+    check({ B: 3, Hq: 2, Hkv: 1, Sq: 20, Sk: 50, D: 24, causal: true, lengths: [0, 33, 99] });
+    check({ B: 3, Hq: 2, Hkv: 1, Sq: 20, Sk: 50, D: 24, lengths: [7, 0, 50] });
+  });
+  it('no keys at all', () => check({ B: 1, Hq: 2, Hkv: 2, Sq: 5, Sk: 0, D: 8 }));
+  it('head dim 256', () => check({ B: 1, Hq: 2, Hkv: 1, Sq: 19, Sk: 80, D: 256 }));
+  it('scores beyond one chunk (8 MiB), so blocks are flushed in several', () => check({ B: 1, Hq: 3, Hkv: 1, Sq: 1100, Sk: 1100, D: 8 }));
+  it('a NaN in a key makes the rows that see it NaN, and only those (causal)', () => {
+    const D = 4;
+    const q = put(rt, encode(randomValues(6 * D, 1), 'f32'));
+    const keys = randomValues(6 * D, 2);
+    keys[3 * D] = Number.NaN;
+    const k = put(rt, encode(keys, 'f32'));
+    const v = put(rt, encode(randomValues(6 * D, 3), 'f32'));
+    const out = alloc(rt, 6 * D * 4);
+    run(route, { dtype: 'f32', q, k, v, out, batch: 1, heads: 1, kvHeads: 1, seqQ: 6, seqK: 6, headDim: D, scale: 0.5, causal: true });
+    const got = decode(get(rt, out, 6 * D * 4), 'f32');
+    const nanRows = [0, 1, 2, 3, 4, 5].filter((r) => got.slice(r * D, (r + 1) * D).some(Number.isNaN));
+    expect(nanRows).toEqual([3, 4, 5]);
+  });
+  it('refuses a 16-bit dtype (the BLAS is f32)', () => {
+    expect(() => attentionByProducts(rt, { dtype: 'bf16', q: 0, k: 0, v: 0, out: 0, batch: 1, heads: 1, kvHeads: 1, seqQ: 1, seqK: 1, headDim: 8, scale: 1, causal: false }, () => undefined)).toThrow(RangeError);
+  });
 });
 
 describe('limits', () => {

@@ -47,6 +47,7 @@ export const KERNELS = [
   'sgemm',
   'gru_step',
   'attention',
+  'attention_probs',
 ] as const;
 
 /** A kernel export. */

@@ -9,7 +9,9 @@
  *
  * attention_probs is the middle step of the other route, where a BLAS computes S = scale·Q·Kᵀ
  * for a block of query rows and then O = P·V: it turns each row of S into P in place, masked
- * (causal, key lengths) and normalised, and writes the row's log-sum-exp.
+ * (causal, key lengths) and normalised, and writes the row's log-sum-exp. attention_grad_scores
+ * is the middle step of the backward by products: P from S and the saved log-sum-exp, and
+ * dS = P ∘ (dP − rowsum(dOut ∘ out)) from dP, both in place.
  */
 #include "common.h"
 #include "microkernel.h"
@@ -197,5 +199,50 @@ EXPORT(attention_probs) void attention_probs(const attention_probs_params *p, si
     for (; j < seen; j++) sr[j] *= 1.0f / total;
     for (; j < cols; j++) sr[j] = 0.0f;
     if (p->lse) p->lse[r] = m + wasm_f32x4_extract_lane(v_log(F32(total * TWO_M64)), 0);
+  }
+}
+
+/* ------------------------------------------------------- attention_grad_scores */
+
+typedef struct {
+  float *p;            /* [rows, ld]: S = scale·q·kᵀ in, P out */
+  float *ds;           /* [rows, ld]: dP = dOut·vᵀ in, dS out */
+  const float *lse;    /* [rows]: the forward's log-sum-exp */
+  const float *dout;   /* [rows, head_dim] */
+  const float *out;    /* [rows, head_dim] */
+  int32_t ld, cols, q0, causal, valid, head_dim;
+} attention_grad_params;
+
+/* Rows [r0, r1): P = exp(S − lse) over the keys row q0 + r sees and dS = P ∘ (dP − D) with
+   D = dOut·out (f32); both 0 over the rest of the `cols`, and over a whole row whose
+   log-sum-exp is -inf (it saw no key in the forward). */
+EXPORT(attention_grad_scores) void attention_grad_scores(const attention_grad_params *p, size_t r0, size_t r1) {
+  size_t cols = (size_t)p->cols, valid = p->valid < 0 ? 0 : (size_t)p->valid, D = (size_t)p->head_dim;
+  for (size_t r = r0; r < r1; r++) {
+    float *pr = p->p + r * (size_t)p->ld, *dr = p->ds + r * (size_t)p->ld;
+    size_t i = (size_t)p->q0 + r;
+    size_t seen = p->causal && i + 1 < valid ? i + 1 : valid;
+    if (seen > cols) seen = cols;
+    float lse = p->lse[r];
+    if (lse == -__builtin_inff()) seen = 0;
+    const float *go = p->dout + r * D, *o = p->out + r * D;
+    v128_t acc = F32(0.0f);
+    size_t d = 0;
+    for (; d + 4 <= D; d += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(go + d), wasm_v128_load(o + d)));
+    float dot = hsum(acc);
+    for (; d < D; d++) dot += go[d] * o[d];
+    v128_t lv = F32(lse), dv = F32(dot);
+    size_t j = 0;
+    for (; j + 4 <= seen; j += 4) {
+      v128_t prob = v_exp_nonpos(wasm_f32x4_sub(wasm_v128_load(pr + j), lv));
+      wasm_v128_store(pr + j, prob);
+      wasm_v128_store(dr + j, wasm_f32x4_mul(prob, wasm_f32x4_sub(wasm_v128_load(dr + j), dv)));
+    }
+    for (; j < seen; j++) {
+      float prob = wasm_f32x4_extract_lane(v_exp_nonpos(F32(pr[j] - lse)), 0);
+      pr[j] = prob;
+      dr[j] = prob * (dr[j] - dot);
+    }
+    for (; j < cols; j++) pr[j] = dr[j] = 0.0f;
   }
 }

@@ -7,6 +7,7 @@
  * ({@link WasmOps.holds}); the backend sends the others to the JS loops.
  */
 import { dtypeSize } from '../core/dtype.js';
+import type { AttentionBackwardParams } from '../core/attention-backward-params.js';
 import type { AttentionParams } from '../core/attention-params.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
@@ -17,6 +18,7 @@ import type { TensorView } from '../core/view.js';
 import type { CpuBuffer } from './cpu-buffer.js';
 import type { ProductEngine } from './product-engine.js';
 import { attention, type SimdAttention } from './simd/attention.js';
+import { attentionBackwardByProducts } from './simd/attention-backward-products.js';
 import { attentionByProducts } from './simd/attention-products.js';
 import * as elementwise from './simd/elementwise.js';
 import { gruRecurrence } from './simd/gru.js';
@@ -187,6 +189,37 @@ export class WasmOps {
     if (this.#products.blas && p.q.dtype === 'f32') attentionByProducts(this.#rt, params, (g) => this.#products.gemm(g));
     else attention(this.#rt, params);
     touch(this.#rt, [p.q, p.k, p.v, p.out, p.lse, p.keyLengths]);
+  }
+
+  /**
+   * The backward by products (see attention-backward-products.ts) where it applies, f32 with a
+   * BLAS; false otherwise, and the caller runs the host one.
+   */
+  attentionBackward(p: AttentionBackwardParams): boolean {
+    const blas = this.#products.blas;
+    if (!blas || p.q.dtype !== 'f32') return false;
+    this.#rt.op = 'attentionBackward';
+    attentionBackwardByProducts(this.#rt, blas, {
+      q: at(p.q),
+      k: at(p.k),
+      v: at(p.v),
+      out: at(p.out),
+      lse: at(p.lse),
+      dOut: at(p.dOut),
+      dq: at(p.dq),
+      dk: at(p.dk),
+      dv: at(p.dv),
+      ...(p.keyLengths ? { keyLengths: at(p.keyLengths) } : {}),
+      batch: p.batch,
+      heads: p.heads,
+      kvHeads: p.kvHeads,
+      seqQ: p.seqQ,
+      seqK: p.seqK,
+      headDim: p.headDim,
+      scale: p.scale,
+      causal: p.causal,
+    });
+    return true;
   }
 
   gruRecurrence(p: GruRecurrenceParams): void {

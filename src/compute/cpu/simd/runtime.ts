@@ -48,6 +48,7 @@ export const KERNELS = [
   'gru_step',
   'attention',
   'attention_probs',
+  'attention_grad_scores',
 ] as const;
 
 /** A kernel export. */

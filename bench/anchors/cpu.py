@@ -51,6 +51,18 @@ try:
         q = torch.randn(2, 8, 256, 64)
         kv = torch.randn(2, 8, 256, 64)
         out["attention B2 H8 S256 D64"] = median_seconds(lambda: torch.nn.functional.scaled_dot_product_attention(q, kv, kv))
+        out["attention B2 H8 S256 D64 causal"] = median_seconds(lambda: torch.nn.functional.scaled_dot_product_attention(q, kv, kv, is_causal=True))
+    # Three leaves, as gpu.grad makes of [q, kv, kv].
+    q.requires_grad_(True)
+    k = kv.clone().requires_grad_(True)
+    v = kv.clone().requires_grad_(True)
+    d_out = torch.randn(2, 8, 256, 64)
+
+    def attention_step():
+        o = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return torch.autograd.grad((o * d_out).sum(), [q, k, v])
+
+    out["attention forward + backward B2 H8 S256 D64"] = median_seconds(attention_step)
 except ImportError:
     pass
 print(json.dumps(out))

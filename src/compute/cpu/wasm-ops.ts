@@ -18,7 +18,7 @@ import type { TensorView } from '../core/view.js';
 import type { CpuBuffer } from './cpu-buffer.js';
 import type { ProductEngine } from './product-engine.js';
 import { attention, type SimdAttention } from './simd/attention.js';
-import { attentionBackwardByProducts } from './simd/attention-backward-products.js';
+import { attentionBackwardByProducts, type SimdAttentionBackward } from './simd/attention-backward-products.js';
 import { attentionByProducts } from './simd/attention-products.js';
 import * as elementwise from './simd/elementwise.js';
 import { gruRecurrence } from './simd/gru.js';
@@ -192,14 +192,13 @@ export class WasmOps {
   }
 
   /**
-   * The backward by products (see attention-backward-products.ts) where it applies, f32 with a
-   * BLAS; false otherwise, and the caller runs the host one.
+   * The backward by products (see attention-backward-products.ts) where it applies, f32; false
+   * otherwise, and the caller runs the host one.
    */
   attentionBackward(p: AttentionBackwardParams): boolean {
-    const blas = this.#products.blas;
-    if (!blas || p.q.dtype !== 'f32') return false;
+    if (p.q.dtype !== 'f32') return false;
     this.#rt.op = 'attentionBackward';
-    attentionBackwardByProducts(this.#rt, blas, {
+    const params: SimdAttentionBackward = {
       q: at(p.q),
       k: at(p.k),
       v: at(p.v),
@@ -218,7 +217,9 @@ export class WasmOps {
       headDim: p.headDim,
       scale: p.scale,
       causal: p.causal,
-    });
+    };
+    attentionBackwardByProducts(this.#rt, params, (g) => this.#products.gemm(g));
+    touch(this.#rt, [p.q, p.k, p.v, p.out, p.lse, p.dOut, p.dq, p.dk, p.dv, p.keyLengths]);
     return true;
   }
 

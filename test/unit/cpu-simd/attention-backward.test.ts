@@ -1,5 +1,6 @@
 /**
- * The f32 attention backward by products on the BLAS (`attention-backward-products.ts`) against
+ * The f32 attention backward by products (`attention-backward-products.ts`), on the SIMD sgemm and
+ * on the BLAS where one is installed, against
  * the host's float64 gradients (`attentionGradients`) of the same forward: several blocks of query
  * rows, causal with Sq < Sk and Sq > Sk, GQA (dk and dv gather the heads that share them), key
  * lengths 0 and beyond Sk, odd head dims. Gradient buffers start as garbage, so dk and dv must be
@@ -8,9 +9,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Blas } from '../../../src/blas/blas.js';
 import { attentionGradients } from '../../../src/compute/cpu/attention-backward.js';
+import { ProductEngine } from '../../../src/compute/cpu/product-engine.js';
 import { attention } from '../../../src/compute/cpu/simd/attention.js';
 import { attentionBackwardByProducts } from '../../../src/compute/cpu/simd/attention-backward-products.js';
-import { blasAvailable, needsBlas } from '../blas/blas-available.js';
+import { blasAvailable } from '../blas/blas-available.js';
 import { MANY_THREADS, alloc, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
 
 const rt = runtime(MANY_THREADS);
@@ -27,7 +29,7 @@ interface Case {
   lengths?: number[];
 }
 
-function check(c: Case): void {
+function check(c: Case, engine: ProductEngine): void {
   const seed = freshSeed();
   const { B, Hq, Hkv, Sq, Sk, D } = c;
   const causal = c.causal ?? false;
@@ -48,7 +50,7 @@ function check(c: Case): void {
   const dq = alloc(rt, B * Hq * Sq * D * 4);
   const dk = alloc(rt, B * Hkv * Sk * D * 4);
   const dv = alloc(rt, B * Hkv * Sk * D * 4);
-  attentionBackwardByProducts(rt, Blas.open(), { q: q!, k: k!, v: v!, out, lse, dOut: dOut!, dq, dk, dv, ...(keyLengths ? { keyLengths } : {}), ...shape });
+  attentionBackwardByProducts(rt, { q: q!, k: k!, v: v!, out, lse, dOut: dOut!, dq, dk, dv, ...(keyLengths ? { keyLengths } : {}), ...shape }, (g) => engine.gemm(g));
   const want = attentionGradients({ q: qValues, k: kValues, v: vValues, out: outValues, lse: lseValues, dOut: dOutValues, ...(c.lengths ? { keyLengths: c.lengths } : {}), ...shape });
   const label = `${JSON.stringify(c)} seed ${seed}`;
   const grads = { dq: [dq, want.dq], dk: [dk, want.dk], dv: [dv, want.dv] } as const;
@@ -61,16 +63,22 @@ function check(c: Case): void {
   }
 }
 
-describe.skipIf(!blasAvailable)(`attention backward by products on the BLAS${needsBlas}`, () => {
-  it('plain, odd sizes', () => check({ B: 2, Hq: 2, Hkv: 2, Sq: 37, Sk: 53, D: 13 }));
+const ENGINES: [string, () => ProductEngine][] = [
+  ['the SIMD sgemm', () => new ProductEngine(rt, undefined)],
+  ...(blasAvailable ? [['the BLAS', () => new ProductEngine(rt, Blas.open())] as [string, () => ProductEngine]] : []),
+];
+
+describe.each(ENGINES)(`attention backward by products on %s`, (_, engine) => {
+  const run = (c: Case) => check(c, engine());
+  it('plain, odd sizes', () => run({ B: 2, Hq: 2, Hkv: 2, Sq: 37, Sk: 53, D: 13 }));
   it('several blocks of query rows, causal with Sq < Sk and Sq > Sk', () => {
-    check({ B: 1, Hq: 2, Hkv: 2, Sq: 300, Sk: 400, D: 16, causal: true });
-    check({ B: 1, Hq: 1, Hkv: 1, Sq: 290, Sk: 70, D: 32, causal: true });
+    run({ B: 1, Hq: 2, Hkv: 2, Sq: 300, Sk: 400, D: 16, causal: true });
+    run({ B: 1, Hq: 1, Hkv: 1, Sq: 290, Sk: 70, D: 32, causal: true });
   });
-  it('grouped-query heads gather into their k/v head', () => check({ B: 2, Hq: 6, Hkv: 2, Sq: 17, Sk: 65, D: 64 }));
+  it('grouped-query heads gather into their k/v head', () => run({ B: 2, Hq: 6, Hkv: 2, Sq: 17, Sk: 65, D: 64 }));
   it('key lengths 0 and beyond Sk, with and without causal', () => {
-    check({ B: 3, Hq: 2, Hkv: 1, Sq: 20, Sk: 50, D: 24, causal: true, lengths: [0, 33, 99] });
-    check({ B: 2, Hq: 2, Hkv: 2, Sq: 9, Sk: 30, D: 8, lengths: [7, 0] });
+    run({ B: 3, Hq: 2, Hkv: 1, Sq: 20, Sk: 50, D: 24, causal: true, lengths: [0, 33, 99] });
+    run({ B: 2, Hq: 2, Hkv: 2, Sq: 9, Sk: 30, D: 8, lengths: [7, 0] });
   });
-  it('one query row against many keys', () => check({ B: 2, Hq: 4, Hkv: 1, Sq: 1, Sk: 300, D: 64 }));
+  it('one query row against many keys', () => run({ B: 2, Hq: 4, Hkv: 1, Sq: 1, Sk: 300, D: 64 }));
 });

@@ -259,8 +259,8 @@ export class CpuBackend implements Backend {
 
   attentionBackward(params: AttentionBackwardParams): void {
     const { q, k, v, out, lse, dOut, dq, dk, dv, keyLengths } = params;
-    if (this.#wasm.holds(q, k, v, out, lse, dOut, dq, dk, dv, keyLengths) && this.#wasm.attentionBackward(params)) return;
-    attentionBackward(params);
+    if (this.#wasm.holds(q, k, v, out, lse, dOut, dq, dk, dv, keyLengths)) this.#wasm.attentionBackward(params);
+    else attentionBackward(params);
   }
 
   gruRecurrence(params: GruRecurrenceParams): void {

@@ -15,10 +15,11 @@ import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
+import type { PoolBlock } from '../gpu/memory-pool.js';
 import type { CpuBuffer } from './cpu-buffer.js';
 import type { ProductEngine } from './product-engine.js';
-import { attention, type SimdAttention } from './simd/attention.js';
-import { attentionBackwardByProducts, type SimdAttentionBackward } from './simd/attention-backward-products.js';
+import { attention } from './simd/attention.js';
+import { attentionBackwardByProducts } from './simd/attention-backward-products.js';
 import { attentionByProducts } from './simd/attention-products.js';
 import * as elementwise from './simd/elementwise.js';
 import { gruRecurrence } from './simd/gru.js';
@@ -167,60 +168,64 @@ export class WasmOps {
   }
 
   /** f32 with a BLAS: as products (see attention-products.ts); otherwise the tiled kernel. */
+  /**
+   * With a BLAS, as products (see attention-products.ts; 16-bit operands widened to f32 first and
+   * the output rounded once); otherwise the tiled kernel, which reads every dtype.
+   */
   attention(p: AttentionParams): void {
     this.#rt.op = 'attention';
-    const params: SimdAttention = {
-      dtype: p.q.dtype,
-      q: at(p.q),
-      k: at(p.k),
-      v: at(p.v),
-      out: at(p.out),
-      ...(p.lse ? { lse: at(p.lse) } : {}),
-      ...(p.keyLengths ? { keyLengths: at(p.keyLengths) } : {}),
-      batch: p.batch,
-      heads: p.heads,
-      kvHeads: p.kvHeads,
-      seqQ: p.seqQ,
-      seqK: p.seqK,
-      headDim: p.headDim,
-      scale: p.scale,
-      causal: p.causal,
-    };
-    if (this.#products.blas && p.q.dtype === 'f32') attentionByProducts(this.#rt, params, (g) => this.#products.gemm(g));
-    else attention(this.#rt, params);
+    const shape = { batch: p.batch, heads: p.heads, kvHeads: p.kvHeads, seqQ: p.seqQ, seqK: p.seqK, headDim: p.headDim, scale: p.scale, causal: p.causal };
+    const masks = { ...(p.lse ? { lse: at(p.lse) } : {}), ...(p.keyLengths ? { keyLengths: at(p.keyLengths) } : {}) };
+    if (this.#products.blas) {
+      this.#inF32([p.q, p.k, p.v], [p.out], ([q, k, v], [out]) =>
+        attentionByProducts(this.#rt, { dtype: 'f32', q: q!, k: k!, v: v!, out: out!, ...masks, ...shape }, (g) => this.#products.gemm(g)),
+      );
+    } else {
+      attention(this.#rt, { dtype: p.q.dtype, q: at(p.q), k: at(p.k), v: at(p.v), out: at(p.out), ...masks, ...shape });
+    }
     touch(this.#rt, [p.q, p.k, p.v, p.out, p.lse, p.keyLengths]);
   }
 
-  /**
-   * The backward by products (see attention-backward-products.ts) where it applies, f32; false
-   * otherwise, and the caller runs the host one.
-   */
-  attentionBackward(p: AttentionBackwardParams): boolean {
-    if (p.q.dtype !== 'f32') return false;
+  /** The backward by products (see attention-backward-products.ts), in f32 whatever the dtype. */
+  attentionBackward(p: AttentionBackwardParams): void {
     this.#rt.op = 'attentionBackward';
-    const params: SimdAttentionBackward = {
-      q: at(p.q),
-      k: at(p.k),
-      v: at(p.v),
-      out: at(p.out),
-      lse: at(p.lse),
-      dOut: at(p.dOut),
-      dq: at(p.dq),
-      dk: at(p.dk),
-      dv: at(p.dv),
-      ...(p.keyLengths ? { keyLengths: at(p.keyLengths) } : {}),
-      batch: p.batch,
-      heads: p.heads,
-      kvHeads: p.kvHeads,
-      seqQ: p.seqQ,
-      seqK: p.seqK,
-      headDim: p.headDim,
-      scale: p.scale,
-      causal: p.causal,
-    };
-    attentionBackwardByProducts(this.#rt, params, (g) => this.#products.gemm(g));
+    const shape = { batch: p.batch, heads: p.heads, kvHeads: p.kvHeads, seqQ: p.seqQ, seqK: p.seqK, headDim: p.headDim, scale: p.scale, causal: p.causal };
+    this.#inF32([p.q, p.k, p.v, p.out, p.dOut], [p.dq, p.dk, p.dv], ([q, k, v, out, dOut], [dq, dk, dv]) =>
+      attentionBackwardByProducts(
+        this.#rt,
+        { q: q!, k: k!, v: v!, out: out!, dOut: dOut!, dq: dq!, dk: dk!, dv: dv!, lse: at(p.lse), ...(p.keyLengths ? { keyLengths: at(p.keyLengths) } : {}), ...shape },
+        (g) => this.#products.gemm(g),
+      ),
+    );
     touch(this.#rt, [p.q, p.k, p.v, p.out, p.lse, p.dOut, p.dq, p.dk, p.dv, p.keyLengths]);
-    return true;
+  }
+
+  /**
+   * Runs `fn` on f32 addresses of `inputs` and `outputs`: a view's own where it is f32, else a
+   * temporary (inputs widened into it first, outputs rounded from it once after).
+   */
+  #inF32(inputs: TensorView[], outputs: TensorView[], fn: (inputs: number[], outputs: number[]) => void): void {
+    const temps: PoolBlock[] = [];
+    const f32 = (view: TensorView, widen: boolean): number => {
+      if (view.dtype === 'f32') return at(view);
+      const n = view.shape.reduce((a, d) => a * d, 1);
+      const block = this.#rt.temp(n * 4);
+      temps.push(block);
+      if (widen) elementwise.cast(this.#rt, view.dtype, at(view), 'f32', Number(block.address), n);
+      return Number(block.address);
+    };
+    try {
+      const outs = outputs.map((view) => f32(view, false));
+      fn(
+        inputs.map((view) => f32(view, true)),
+        outs,
+      );
+      outputs.forEach((view, i) => {
+        if (view.dtype !== 'f32') elementwise.cast(this.#rt, 'f32', outs[i]!, view.dtype, at(view), view.shape.reduce((a, d) => a * d, 1));
+      });
+    } finally {
+      for (const block of temps) this.#rt.freeTemp(block);
+    }
   }
 
   gruRecurrence(p: GruRecurrenceParams): void {

@@ -1,7 +1,8 @@
 /**
  * The CPU backend against numpy (and torch on the CPU, where installed), in the same run: matmul
- * GFLOP/s, elementwise add and softmax GB/s at 2^24 elements, and the hybrid-trainer pipeline in
- * steady state (median of many passes after warm-ups). Each engine configuration runs in a
+ * GFLOP/s, elementwise add and softmax GB/s at 2^24 elements, the hybrid-trainer pipeline in
+ * steady state (median of many passes after warm-ups), and the GRU, attention (plain, causal, and
+ * forward + backward) against torch. Each engine configuration runs in a
  * child process, since the BLAS's and the worker pool's thread counts are process-wide:
  * the default (BLAS where found, WebAssembly kernels, every core), WebAssembly only
  * (`GPUCOMPUTE_BLAS=0`), and one thread (`GPUCOMPUTE_CPU_THREADS=1`). Results are checked against

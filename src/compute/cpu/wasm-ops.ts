@@ -167,7 +167,6 @@ export class WasmOps {
     touch(this.#rt, [p.a, p.b, p.out, p.c, p.bias]);
   }
 
-  /** f32 with a BLAS: as products (see attention-products.ts); otherwise the tiled kernel. */
   /**
    * With a BLAS, as products (see attention-products.ts; 16-bit operands widened to f32 first and
    * the output rounded once); otherwise the tiled kernel, which reads every dtype.
@@ -215,11 +214,9 @@ export class WasmOps {
       return Number(block.address);
     };
     try {
+      const ins = inputs.map((view) => f32(view, true));
       const outs = outputs.map((view) => f32(view, false));
-      fn(
-        inputs.map((view) => f32(view, true)),
-        outs,
-      );
+      fn(ins, outs);
       outputs.forEach((view, i) => {
         if (view.dtype !== 'f32') elementwise.cast(this.#rt, 'f32', outs[i]!, view.dtype, at(view), view.shape.reduce((a, d) => a * d, 1));
       });

@@ -13,23 +13,12 @@ import { ProductEngine } from '../../../src/compute/cpu/product-engine.js';
 import { attention } from '../../../src/compute/cpu/simd/attention.js';
 import { attentionBackwardByProducts } from '../../../src/compute/cpu/simd/attention-backward-products.js';
 import { blasAvailable } from '../blas/blas-available.js';
-import { MANY_THREADS, alloc, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
+import { MANY_THREADS, alloc, type AttentionCase, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
 
 const rt = runtime(MANY_THREADS);
 afterAll(() => rt.dispose());
 
-interface Case {
-  B: number;
-  Hq: number;
-  Hkv: number;
-  Sq: number;
-  Sk: number;
-  D: number;
-  causal?: boolean;
-  lengths?: number[];
-}
-
-function check(c: Case, engine: ProductEngine): void {
+function check(c: AttentionCase, engine: ProductEngine): void {
   const seed = freshSeed();
   const { B, Hq, Hkv, Sq, Sk, D } = c;
   const causal = c.causal ?? false;
@@ -69,7 +58,7 @@ const ENGINES: [string, () => ProductEngine][] = [
 ];
 
 describe.each(ENGINES)(`attention backward by products on %s`, (_, engine) => {
-  const run = (c: Case) => check(c, engine());
+  const run = (c: AttentionCase) => check(c, engine());
   it('plain, odd sizes', () => run({ B: 2, Hq: 2, Hkv: 2, Sq: 37, Sk: 53, D: 13 }));
   it('several blocks of query rows, causal with Sq < Sk and Sq > Sk', () => {
     run({ B: 1, Hq: 2, Hkv: 2, Sq: 300, Sk: 400, D: 16, causal: true });

@@ -17,7 +17,7 @@ import { attention, type SimdAttention } from '../../../src/compute/cpu/simd/att
 import { attentionByProducts } from '../../../src/compute/cpu/simd/attention-products.js';
 import { gruRecurrence } from '../../../src/compute/cpu/simd/gru.js';
 import { blasAvailable } from '../blas/blas-available.js';
-import { FLOAT_DTYPES, MANY_THREADS, TOLERANCE, alloc, cpuBytes, cpuElements, cpuView, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
+import { FLOAT_DTYPES, MANY_THREADS, TOLERANCE, type AttentionCase, alloc, cpuBytes, cpuElements, cpuView, decode, encode, freshSeed, get, put, randomValues, relError, runtime } from './helpers.js';
 
 const rt = runtime(MANY_THREADS);
 afterAll(() => rt.dispose());
@@ -101,17 +101,6 @@ describe.each(FLOAT_DTYPES)('GRU recurrence %s', (dtype) => {
   it('layer norm of every state', () => checkGru(dtype, { E: 2, B: 4, T: 3, H: 24, biases: true, layerNorm: true }));
   it('a batch large enough to split across threads', () => checkGru(dtype, { E: 1, B: 96, T: 3, H: 257, biases: true }));
 });
-
-interface AttentionCase {
-  B: number;
-  Hq: number;
-  Hkv: number;
-  Sq: number;
-  Sk: number;
-  D: number;
-  causal?: boolean;
-  lengths?: number[];
-}
 
 /** How an attention forward runs: the tiled kernel, or as products on the SIMD sgemm or the BLAS. */
 type AttentionRoute = 'kernel' | 'sgemm' | 'blas';

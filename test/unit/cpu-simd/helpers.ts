@@ -195,3 +195,15 @@ export function relError(got: ArrayLike<number>, ref: ArrayLike<number>): number
 
 /** Norm-wise bounds for results computed in f32 and stored in each dtype. */
 export const TOLERANCE: Record<Exclude<DType, 'i32'>, number> = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 };
+
+/** An attention problem of the kernel tests: extents, causal mask and key lengths per batch entry. */
+export interface AttentionCase {
+  B: number;
+  Hq: number;
+  Hkv: number;
+  Sq: number;
+  Sk: number;
+  D: number;
+  causal?: boolean;
+  lengths?: number[];
+}

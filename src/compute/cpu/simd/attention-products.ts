@@ -7,6 +7,7 @@
  * tiles: B2 H8 S256 D64 in 5.0-7.0 ms against 14-17 ms, 2 threads of a Xeon with OpenBLAS 0.3.21.
  */
 import type { SimdAttention } from './attention.js';
+import { dense, queryBlocks, type QueryBlock } from './attention-blocks.js';
 import type { SimdGemm } from './matmul.js';
 import type { SimdRuntime } from './runtime.js';
 import { splitRange } from './split.js';
@@ -25,17 +26,9 @@ const CAUSAL_ROWS = 128;
  */
 export function attentionByProducts(rt: SimdRuntime, p: SimdAttention, product: (g: SimdGemm) => void): void {
   if (p.dtype !== 'f32') throw new RangeError(`attentionByProducts: f32 only, got ${p.dtype}`);
-  const { batch: B, heads: H, kvHeads, seqQ: Sq, seqK: Sk, headDim: D } = p;
+  const { batch: B, heads: H, seqQ: Sq, seqK: Sk, headDim: D } = p;
   if (B * H * Sq === 0) return;
-  const group = H / kvHeads;
   const rowsCap = Math.max(1, Math.min(Sq, Math.floor(SCORE_BYTES / (4 * Math.max(Sk, 1))), p.causal ? CAUSAL_ROWS : Infinity));
-  // Key lengths decide how far each block's products reach: read once the jobs that may write them have run.
-  let lengths: number[] | undefined;
-  if (p.keyLengths !== undefined) {
-    rt.settle();
-    const i32 = rt.i32;
-    lengths = Array.from({ length: B }, (_, b) => Math.min(Sk, Math.max(0, i32[p.keyLengths! / 4 + b]!)));
-  }
   // One block always fits, even when a single row of scores is beyond SCORE_BYTES.
   const capacity = Math.max(SCORE_BYTES, rowsCap * Sk * 4);
   const scores = rt.temp(capacity);
@@ -43,40 +36,20 @@ export function attentionByProducts(rt: SimdRuntime, p: SimdAttention, product: 
     const base = Number(scores.address);
     // Blocks are taken in chunks that fill the scores: every S of a chunk, then every P, then
     // every O, so the BLAS and the threads running attention_probs hand over twice a chunk.
-    let chunk: Block[] = [];
+    let chunk: { block: QueryBlock; s: number }[] = [];
     let used = 0;
     const flush = () => {
-      for (const c of chunk) if (c.keys > 0) product(dense({ a: c.q, b: c.k, out: c.s, m: c.rows, n: c.keys, k: D, transB: true, alpha: p.scale }));
-      for (const c of chunk) probabilities(rt, p, c);
+      for (const { block: c, s } of chunk) if (c.keys > 0) product(dense({ a: p.q + c.rowsAt, b: p.k + c.kvAt, out: s, m: c.rows, n: c.keys, k: D, transB: true, alpha: p.scale }));
+      for (const { block, s } of chunk) probabilities(rt, p, block, s);
       // keys = 0 gives zeros: a product of no depth with beta 0 writes 0.
-      for (const c of chunk) product(dense({ a: c.s, b: c.v, out: c.out, m: c.rows, n: D, k: c.keys, transB: false, alpha: 1 }));
+      for (const { block: c, s } of chunk) product(dense({ a: s, b: p.v + c.kvAt, out: p.out + c.rowsAt, m: c.rows, n: D, k: c.keys, alpha: 1 }));
       chunk = [];
       used = 0;
     };
-    for (let b = 0; b < B; b++) {
-      const valid = lengths?.[b] ?? Sk;
-      for (let h = 0; h < H; h++) {
-        const bh = b * H + h;
-        const kv = (b * kvHeads + Math.floor(h / group)) * Sk * D * 4;
-        for (let q0 = 0; q0 < Sq; q0 += rowsCap) {
-          const rows = Math.min(rowsCap, Sq - q0);
-          const keys = p.causal ? Math.min(valid, q0 + rows) : valid;
-          if (used + rows * keys * 4 > capacity) flush();
-          chunk.push({
-            q: p.q + (bh * Sq + q0) * D * 4,
-            k: p.k + kv,
-            v: p.v + kv,
-            out: p.out + (bh * Sq + q0) * D * 4,
-            lse: p.lse === undefined ? 0 : p.lse + (bh * Sq + q0) * 4,
-            s: base + used,
-            rows,
-            keys,
-            q0,
-            valid,
-          });
-          used += rows * keys * 4;
-        }
-      }
+    for (const block of queryBlocks(rt, p, rowsCap)) {
+      if (used + block.rows * block.keys * 4 > capacity) flush();
+      chunk.push({ block, s: base + used });
+      used += block.rows * block.keys * 4;
     }
     flush();
   } finally {
@@ -84,31 +57,11 @@ export function attentionByProducts(rt: SimdRuntime, p: SimdAttention, product: 
   }
 }
 
-/** One block of query rows of one (batch, head): byte addresses of its operands and scores. */
-interface Block {
-  q: number;
-  k: number;
-  v: number;
-  out: number;
-  /** 0: none. */
-  lse: number;
-  s: number;
-  rows: number;
-  keys: number;
-  q0: number;
-  valid: number;
-}
-
-/** A single dense f32 product out = alpha·A·op(B). */
-function dense(g: { a: number; b: number; out: number; m: number; n: number; k: number; transB: boolean; alpha: number }): SimdGemm {
-  return { ...g, aType: 'f32', bType: 'f32', outType: 'f32', batch: 1, transA: false, beta: 0, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0 };
-}
-
-/** Queues `attention_probs` over a block's rows, split across threads. */
-function probabilities(rt: SimdRuntime, p: SimdAttention, c: Block): void {
+/** Queues `attention_probs` over a block's rows (scores at `s`), split across threads. */
+function probabilities(rt: SimdRuntime, p: SimdAttention, c: QueryBlock, s: number): void {
   const at = rt.structArea();
   const i32 = rt.i32;
-  const fields = [c.s, c.lse, c.keys, c.keys, c.q0, p.causal ? 1 : 0, c.valid];
+  const fields = [s, p.lse === undefined ? 0 : p.lse + c.lseAt, c.keys, c.keys, c.q0, p.causal ? 1 : 0, c.valid];
   for (let i = 0; i < fields.length; i++) i32[at / 4 + i] = fields[i]!;
   const parts = splitRange(c.rows, rt.threads, Math.ceil(rt.threshold('rowsBytes') / Math.max(4 * c.keys, 1)));
   rt.run('attention_probs', parts.map(([r0, r1]) => [at, r0, r1]), false, rt.cost('rowsBytes', c.rows * c.keys * 4));

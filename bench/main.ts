@@ -23,6 +23,7 @@ const benches: Record<string, { script: string; needs: Needs }> = {
   ops: { script: 'ops.ts', needs: 'cuda' },
   matmul: { script: 'matmul.ts', needs: 'cuda' },
   attention: { script: 'attention.ts', needs: 'cuda' },
+  sweep: { script: 'sweep.ts', needs: 'cuda' },
   gru: { script: 'gru.ts', needs: 'cuda' },
   training: { script: 'training.ts', needs: 'cuda' },
   svd: { script: 'svd.ts', needs: 'cuda' },

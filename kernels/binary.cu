@@ -186,3 +186,69 @@ extern "C" __global__ void binary_general64(const T* __restrict__ a, const T* __
   const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
   general_body<idx_t>(a, b, out, n, dims, as, bs);
 }
+
+// ---- general broadcast with a long last dim: rows of the output, indexed once per row ----
+// dims/strides as binary_general*; the last dim (d5, strides a5 and b5 of 0 or 1) is the row.
+// grid (column chunks of 4 x block, rows capped at 65535 and strided): the division chain runs
+// per row, not per element, and every row is read and written with coalesced accesses.
+template <typename I>
+__device__ __forceinline__ void general_rows_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                                  I rows, const I (&dims)[6], const I (&as)[6], const I (&bs)[6]) {
+  const GC_OP op;
+  const I cols = dims[5], sa = as[5], sb = bs[5];
+  const I step = (I)blockDim.x, chunk = 4 * step;
+  for (I r = blockIdx.y; r < rows; r += gridDim.y) {
+    I rem = r, offA = 0, offB = 0;
+#pragma unroll
+    for (int d = 4; d > 0; --d) {
+      const I q = rem / dims[d];
+      const I coord = rem - q * dims[d];
+      offA += coord * as[d];
+      offB += coord * bs[d];
+      rem = q;
+    }
+    offA += rem * as[0];
+    offB += rem * bs[0];
+    const T* ar = a + offA;
+    const T* br = b + offB;
+    T* orow = out + (idx_t)r * cols;
+    for (I c = (I)blockIdx.x * chunk + threadIdx.x; c < cols; c += (I)gridDim.x * chunk) {
+      T va[4], vb[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const I cc = c + u * step;
+        if (cc < cols) {
+          va[u] = ar[cc * sa];
+          vb[u] = br[cc * sb];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const I cc = c + u * step;
+        if (cc < cols) orow[cc] = narrow<T>(op(widen(va[u]), widen(vb[u])));
+      }
+    }
+  }
+}
+
+extern "C" __global__ void binary_general_rows32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                                 unsigned int rows, unsigned int d0, unsigned int d1, unsigned int d2,
+                                                 unsigned int d3, unsigned int d4, unsigned int d5, unsigned int a0,
+                                                 unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4,
+                                                 unsigned int a5, unsigned int b0, unsigned int b1, unsigned int b2,
+                                                 unsigned int b3, unsigned int b4, unsigned int b5) {
+  const unsigned int dims[6] = {d0, d1, d2, d3, d4, d5};
+  const unsigned int as[6] = {a0, a1, a2, a3, a4, a5};
+  const unsigned int bs[6] = {b0, b1, b2, b3, b4, b5};
+  general_rows_body<unsigned int>(a, b, out, rows, dims, as, bs);
+}
+
+extern "C" __global__ void binary_general_rows64(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                                 idx_t rows, idx_t d0, idx_t d1, idx_t d2, idx_t d3, idx_t d4, idx_t d5,
+                                                 idx_t a0, idx_t a1, idx_t a2, idx_t a3, idx_t a4, idx_t a5, idx_t b0,
+                                                 idx_t b1, idx_t b2, idx_t b3, idx_t b4, idx_t b5) {
+  const idx_t dims[6] = {d0, d1, d2, d3, d4, d5};
+  const idx_t as[6] = {a0, a1, a2, a3, a4, a5};
+  const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
+  general_rows_body<idx_t>(a, b, out, rows, dims, as, bs);
+}

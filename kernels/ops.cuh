@@ -61,8 +61,16 @@ struct OpRelu {
 struct OpLeakyRelu {
   GC_FN float operator()(float x, float alpha) const { return x > 0.0f ? x : alpha * x; }
 };
+// 16-bit results keep 8–11 bits, so sigmoid there may use the fast exponential and division
+// (a few f32 ulps): the accurate pair makes a large f16/bf16 sigmoid compute-bound. Below −80
+// (results in bf16's subnormals, where the fast exponential flushes) it takes the accurate path.
 struct OpSigmoid {
-  GC_FN float operator()(float x, float) const { return gc_sigmoid(x); }
+  GC_FN float operator()(float x, float) const {
+#if defined(__CUDA_ARCH__) && defined(GC_DTYPE) && (GC_DTYPE == GC_F16 || GC_DTYPE == GC_BF16)
+    if (x > -80.0f) return __fdividef(1.0f, 1.0f + __expf(-x));
+#endif
+    return gc_sigmoid(x);
+  }
 };
 struct OpTanh {
   GC_FN float operator()(float x, float) const { return tanhf(x); }

@@ -200,6 +200,22 @@ extern "C" __global__ void reduce_full_scalar(const T* __restrict__ x, Acc* __re
   full_body<1>(x, partial, out, counter, len, splits, divisor);
 }
 
+// ---- short axis (any inner): one thread per output, the axis walked in order ----
+// For axes too short to share among a warp (len <= 32): a warp's threads take 32 neighbouring
+// outputs, so with inner > 1 each step's loads are contiguous, and with inner = 1 the warp's
+// 32 rows are one contiguous stretch that stays in L1 across the steps.
+extern "C" __global__ void __launch_bounds__(256) reduce_short(const T* __restrict__ x, Out* __restrict__ out, idx_t outer,
+                                                               idx_t len, idx_t inner, float divisor) {
+  const idx_t outputs = outer * inner;
+  for (idx_t o = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; o < outputs; o += (idx_t)gridDim.x * blockDim.x) {
+    const idx_t col = o % inner;
+    const T* base = x + (o - col) * len + col;
+    Acc acc = Op::identity();
+    for (idx_t k = 0; k < len; ++k) acc = Op::combine(acc, element(base + k * inner, k));
+    out[o] = finish(acc, divisor);
+  }
+}
+
 // ---- strided axis (inner > 1) ----
 // block (bx, by): bx threads along inner (coalesced), by threads splitting the axis, combined
 // by a shared-memory tree; bx * by = 256, by a power of 2. grid (ceil(inner/bx),

@@ -1,7 +1,7 @@
 // Softmax and logSoftmax over the rows of a [rows, cols] tensor, numerically stable (the row
 // maximum is subtracted). Specialised with -DGC_DTYPE=<float dtype code>.
 // softmax_{warp,block}_{vec,scalar}_<CHUNKS>: the row cached in registers (row.cuh), one read
-// and one write per element. softmax_staged_*: the same for long rows, with the next row
+// and one write per element. softmax_thread: a thread per row of at most 16 columns. softmax_staged_*: the same for long rows, with the next row
 // streaming into shared memory meanwhile (below). softmax_looped: rows of any length, one pass
 // with an online max/sum (Milakov & Gimelshein, 2018) and a second pass for the output.
 // softmax_cluster.cu splits long rows over the CTAs of a cluster instead (sm_90+).
@@ -23,6 +23,27 @@ __device__ __forceinline__ void softmax_cached(const T* __restrict__ x, T* __res
 GC_ROW_KERNELS(softmax, softmax_cached,
                (const T* __restrict__ x, T* __restrict__ out, idx_t rows, int cols, int logMode),
                (x, out, rows, cols, logMode))
+
+// softmax_thread: rows of at most GC_SOFTMAX_THREAD_COLS columns, one thread per row (a warp
+// per row would leave most of its lanes idle); the same arithmetic as a warp team's.
+#define GC_SOFTMAX_THREAD_COLS 16
+extern "C" __global__ void __launch_bounds__(256) softmax_thread(const T* __restrict__ x, T* __restrict__ out, idx_t rows,
+                                                                 int cols, int logMode) {
+  for (idx_t row = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; row < rows; row += (idx_t)gridDim.x * blockDim.x) {
+    const T* xr = x + row * cols;
+    T* orow = out + row * cols;
+    float v[GC_SOFTMAX_THREAD_COLS];
+#pragma unroll
+    for (int k = 0; k < GC_SOFTMAX_THREAD_COLS; ++k) v[k] = k < cols ? widen(xr[k]) : -GC_INF;
+    const MaxSum part = exp_sum<GC_SOFTMAX_THREAD_COLS, 1>(v, thread_max<GC_SOFTMAX_THREAD_COLS, 1>(v), logMode);
+    const float shift = logMode ? log_normaliser(part) : 0.0f;
+    const float scale = 1.0f / part.s;
+#pragma unroll
+    for (int k = 0; k < GC_SOFTMAX_THREAD_COLS; ++k) {
+      if (k < cols) orow[k] = narrow<T>(logMode ? v[k] - shift : v[k] * scale);
+    }
+  }
+}
 
 // softmax_staged_{full,edge}_<CHUNKS>: long rows (16-byte aligned, cols a multiple of the vector
 // width) on a grid of resident blocks, each taking rows gridDim.x apart. A thread holds the row's

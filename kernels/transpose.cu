@@ -2,7 +2,8 @@
 // Moves raw element bits, so it is specialised by element size only:
 // -DGC_DTYPE=GC_F32 serves f32 and i32, -DGC_DTYPE=GC_F16 serves f16 and bf16.
 // 32x32 tiles staged through shared memory so both the reads and the writes are coalesced;
-// the tile row is padded by one element so the column reads hit 32 different banks.
+// the tile row is padded by one element so the column reads hit 32 different banks. Narrow
+// matrices (a few rows or columns) take one thread per output element instead.
 #include "dtype.cuh"
 
 #define GC_TILE 32
@@ -33,5 +34,19 @@ extern "C" __global__ void __launch_bounds__(GC_TILE* GC_TILE_ROWS)
       }
       __syncthreads();
     }
+  }
+}
+
+// One thread per output element, writes coalesced; for a matrix with a few columns (or rows) a
+// warp's reads fall in a few cache lines, which the neighbouring outputs' loads reuse.
+extern "C" __global__ void __launch_bounds__(256)
+    transpose_narrow(const T* __restrict__ x, T* __restrict__ out, unsigned int batch, unsigned int rows,
+                     unsigned int cols) {
+  const idx_t matrix = (idx_t)rows * cols;
+  const idx_t n = matrix * batch;
+  for (idx_t o = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; o < n; o += (idx_t)gridDim.x * blockDim.x) {
+    const idx_t b = o / matrix, within = o - b * matrix;
+    const idx_t c = within / rows, r = within - c * rows;
+    out[o] = x[b * matrix + r * cols + c];
   }
 }

@@ -15,6 +15,8 @@ import { gridFor, type LaunchContext } from './launch-context.js';
 
 /** Grid-stride kernels use blocks of at most this many threads. */
 const BLOCK_LIMIT = 512;
+/** Threads of a block of the general broadcast's row kernel (each takes 4 columns of a row per pass). */
+const GENERAL_ROW_BLOCK = 256;
 
 const UNARY_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'f32'];
 const GRAD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', 'f32'];
@@ -150,6 +152,13 @@ export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b:
       const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, signature);
       const shape = k.shape(BLOCK_LIMIT);
       k.launch({ grid: gridFor(launch.n, shape), block: shape.block, stream }, pa, pb, po, launch.n, ...launch.args);
+      return;
+    }
+    case 'generalRows': {
+      const signature = launch.kernel === 'binary_general_rows32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
+      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, signature);
+      const grid: [number, number] = [Math.ceil(launch.cols / (4 * GENERAL_ROW_BLOCK)), Math.min(launch.rows, 65535)];
+      k.launch({ grid, block: GENERAL_ROW_BLOCK, stream }, pa, pb, po, launch.rows, ...launch.args);
       return;
     }
   }

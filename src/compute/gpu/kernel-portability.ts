@@ -32,6 +32,8 @@ const CUDA_ONLY: Readonly<Record<string, string>> = {
   'attention_mma_pingpong.cu': 'tensor-core mma.sync, cp.async and named barriers (inline PTX)',
   'attention_wgmma.cu': 'Hopper wgmma and TMA (sm_90a PTX)',
   'attention_simt.cu': 'cp.async (inline PTX) and 32-wide warp tiling',
+  'attention_decode.cu': '32-wide warps (a lane per key, *_sync shuffles)',
+  'attention_decode_mma.cu': 'tensor-core mma.sync and cp.async (inline PTX)',
   'softmax_cluster.cu': 'thread-block clusters and distributed shared memory (sm_90 PTX)',
   'gru.cu': 'a persistent cooperative kernel tuned to 32-wide warps',
 };

@@ -142,6 +142,8 @@ export function portableKernelNames(spec: ModuleSpec): string[] {
         ...both('binary_row_b'),
         'binary_general32',
         'binary_general64',
+        'binary_general_rows32',
+        'binary_general_rows64',
       ];
     case 'fill.cu':
       return [...both('fill32'), ...both('fill16')];
@@ -152,6 +154,7 @@ export function portableKernelNames(spec: ModuleSpec): string[] {
     case 'reduce.cu':
       return [
         'reduce_rows_warp',
+        'reduce_short',
         ...both('reduce_rows_block'),
         'reduce_cols',
         'reduce_cols_split',
@@ -163,14 +166,14 @@ export function portableKernelNames(spec: ModuleSpec): string[] {
       const dtype = dtypeOf(spec.defines?.GC_DTYPE);
       // 16-bit rows are staged only at 32K columns, which fill their blocks.
       const staged = dtype === 'f32' ? ['softmax_staged_full_8', 'softmax_staged_edge_8', 'softmax_split_3_5'] : ['softmax_staged_full_4'];
-      return [...rowKernelNames('softmax', dtype), ...staged];
+      return [...rowKernelNames('softmax', dtype), 'softmax_thread', ...staged];
     }
     case 'softmax_cluster.cu':
       return ['softmax_cluster'];
     case 'layernorm.cu':
       return rowKernelNames('layernorm', dtypeOf(spec.defines?.GC_DTYPE));
     case 'transpose.cu':
-      return ['transpose_tiled'];
+      return ['transpose_tiled', 'transpose_narrow'];
     case 'one_hot.cu':
       return ['one_hot'];
     case 'optimizer.cu':

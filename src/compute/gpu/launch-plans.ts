@@ -33,10 +33,14 @@ export function accessKind(...views: TensorView[]): 'vec' | 'scalar' {
 export type BinaryLaunch =
   | { kind: 'flat'; kernel: string; n: number }
   | { kind: 'row'; kernel: string; n: number; cols: number }
-  | { kind: 'general'; kernel: 'binary_general32' | 'binary_general64'; n: number; args: number[] };
+  | { kind: 'general'; kernel: 'binary_general32' | 'binary_general64'; n: number; args: number[] }
+  /** A general broadcast with a long last dim: `rows` rows of `cols`, a block row each. */
+  | { kind: 'generalRows'; kernel: 'binary_general_rows32' | 'binary_general_rows64'; rows: number; cols: number; args: number[] };
 
 /** Most dims the general kernel indexes. */
 export const GENERAL_RANK = 6;
+/** A general broadcast whose last dim is at least this long indexes per row (a block's row holds 1024). */
+export const GENERAL_ROW_MIN = 256;
 
 export function planBinary(plan: BroadcastPlan, a: TensorView, b: TensorView, out: TensorView): BinaryLaunch {
   const n = out.size;
@@ -69,8 +73,12 @@ function planGeneral(plan: BroadcastPlan, n: number): BinaryLaunch {
   const as = [...new Array<number>(pad).fill(0), ...plan.aStrides];
   const bs = [...new Array<number>(pad).fill(0), ...plan.bStrides];
   // Inputs are no larger than the output, so every offset is below n.
-  const kernel = n < 2 ** 32 ? 'binary_general32' : 'binary_general64';
-  return { kind: 'general', kernel, n, args: [...dims, ...as, ...bs] };
+  const narrow = n < 2 ** 32;
+  const cols = dims[GENERAL_RANK - 1]!;
+  if (cols >= GENERAL_ROW_MIN) {
+    return { kind: 'generalRows', kernel: narrow ? 'binary_general_rows32' : 'binary_general_rows64', rows: n / cols, cols, args: [...dims, ...as, ...bs] };
+  }
+  return { kind: 'general', kernel: narrow ? 'binary_general32' : 'binary_general64', n, args: [...dims, ...as, ...bs] };
 }
 
 // ---------------------------------------------------------------- rows (softmax, layerNorm)
@@ -121,6 +129,15 @@ export function planRowKernel(prefix: string, rows: number, cols: number, dtype:
   const threads = Math.ceil(Math.ceil(chunks / blockChunk) / warpSize) * warpSize;
   if (threads <= 1024) return { kernel: `${prefix}_block_${access}_${blockChunk}`, block: threads, grid: rows };
   return { kernel: `${prefix}_looped`, block: 1024, grid: rows };
+}
+
+/** Softmax rows of at most this many columns take a thread each (`softmax_thread`). */
+export const SOFTMAX_THREAD_COLS = 16;
+
+/** The one-thread-per-row softmax launch for rows of at most {@link SOFTMAX_THREAD_COLS} columns, or undefined. */
+export function planThreadSoftmax(rows: number, cols: number): RowLaunch | undefined {
+  if (cols > SOFTMAX_THREAD_COLS) return undefined;
+  return { kernel: 'softmax_thread', block: 256, grid: Math.min(Math.ceil(rows / 256), 2 ** 20) };
 }
 
 /** A staged softmax launch: the kernel, its block, and the shared memory that holds a row in flight. */
@@ -211,6 +228,8 @@ export function planClusterSoftmax(cols: number, dtype: DType, vecOk: boolean): 
 
 /** How a reduction over [outer, axisLen, inner] runs. */
 export type ReduceLaunch =
+  /** An axis of at most {@link SHORT_AXIS} elements (any inner): one thread per output, `grid` blocks of 256. */
+  | { kind: 'short'; grid: number }
   /** inner = 1, one warp per row, 4 rows per 128-thread block. */
   | { kind: 'rowsWarp'; grid: number }
   /** inner = 1, one block per row. */
@@ -234,22 +253,31 @@ export interface ReduceDevice {
   warpSize?: number;
 }
 
+/** Axes this short are walked by one thread per output: a warp or a block per output would mostly idle. */
+export const SHORT_AXIS = 32;
 /** Rows shorter than this are never split across blocks. */
 const MIN_SPLIT_LEN = 8192;
+/** A full reduction shorter than this runs in one block: a split's scratch and combine cost more than they save. */
+const MIN_FULL_SPLIT_LEN = 65536;
 /** Fewest elements one split block should own. */
 const ELEMENTS_PER_SPLIT = 4096;
 /** Fewest axis elements per thread of a column split. */
 const ELEMENTS_PER_COLUMN_THREAD = 16;
+/** Fewest elements for which a column split (partials, then a second launch) pays. */
+const MIN_COLUMN_SPLIT_ELEMENTS = 2 ** 18;
+/** Most blocks of the short-axis kernel; it strides over further outputs. */
+const MAX_SHORT_GRID = 2 ** 20;
 
 export function planReduce(plan: ReducePlan, x: TensorView, device: ReduceDevice): ReduceLaunch {
   const { outer, axisLen, inner } = plan;
+  if (axisLen <= SHORT_AXIS && outer * inner > 1) return { kind: 'short', grid: Math.min(Math.ceil((outer * inner) / 256), MAX_SHORT_GRID) };
   if (inner > 1) {
     const bx = Math.min(32, nextPowerOfTwo(inner));
     const by = 256 / bx;
     const gx = Math.ceil(inner / bx);
     const gy = Math.min(outer, 65535);
     // Too few blocks to fill the device: split the axis too (column blocks are half the split kernel's size).
-    if (outer <= 65535 && gx * gy < device.residentBlocks / 2) {
+    if (outer <= 65535 && gx * gy < device.residentBlocks / 2 && outer * axisLen * inner >= MIN_COLUMN_SPLIT_ELEMENTS) {
       const splits = Math.min(Math.ceil((2 * device.residentBlocks) / (gx * gy)), Math.floor(axisLen / (by * ELEMENTS_PER_COLUMN_THREAD)), 65535);
       if (splits > 1) return { kind: 'colsSplit', block: [bx, by], grid: [gx, gy, splits] };
     }
@@ -258,7 +286,7 @@ export function planReduce(plan: ReducePlan, x: TensorView, device: ReduceDevice
   const rows = outer;
   const rowsAligned = rows === 1 || (axisLen * dtypeSize[x.dtype]) % 16 === 0;
   const access = rowsAligned && aligned16(x) ? 'vec' : 'scalar';
-  if (axisLen >= MIN_SPLIT_LEN && rows < device.residentBlocks / 2 && rows <= 65535) {
+  if (axisLen >= (rows === 1 ? MIN_FULL_SPLIT_LEN : MIN_SPLIT_LEN) && rows < device.residentBlocks / 2 && rows <= 65535) {
     const splits = Math.max(1, Math.min(Math.ceil(device.residentBlocks / rows), Math.ceil(axisLen / ELEMENTS_PER_SPLIT)));
     return { kind: rows === 1 ? 'full' : 'split', splits, block: device.block, access };
   }
@@ -274,9 +302,21 @@ function nextPowerOfTwo(n: number): number {
 
 // ---------------------------------------------------------------- transpose
 
-/** Grid of the tiled transpose: 32×32 tiles; y and z are capped at 65535 and strided by the kernel. */
-export function planTranspose(batch: number, rows: number, cols: number): { grid: [number, number, number]; block: [number, number] } {
+/** Matrices with this few rows or columns skip the tiles: a 32×32 tile would be mostly empty. */
+export const NARROW_TRANSPOSE = 8;
+
+/**
+ * The transpose launch: 32×32 tiles (grid y and z capped at 65535 and strided by the kernel), or
+ * for narrow matrices one thread per output element, `grid` blocks of 256 striding over the rest.
+ */
+export function planTranspose(
+  batch: number,
+  rows: number,
+  cols: number,
+): { kind: 'tiled'; grid: [number, number, number]; block: [number, number] } | { kind: 'narrow'; grid: number; block: number } {
+  if (Math.min(rows, cols) <= NARROW_TRANSPOSE) return { kind: 'narrow', grid: Math.min(Math.ceil((batch * rows * cols) / 256), 2 ** 20), block: 256 };
   return {
+    kind: 'tiled',
     grid: [Math.ceil(cols / 32), Math.min(Math.ceil(rows / 32), 65535), Math.min(batch, 65535)],
     block: [32, 8],
   };

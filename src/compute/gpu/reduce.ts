@@ -1,6 +1,6 @@
 /**
  * Reductions on CUDA along one axis of [outer, axisLen, inner], or of
- * everything: a warp or a block per row for a contiguous axis, per-block
+ * everything: a thread per output for short axes, a warp or a block per row for a contiguous axis, per-block
  * partials plus a fixed-order finish for few long rows, a single launch whose
  * last block combines the partials for full reductions, and column kernels
  * (optionally split along the axis) for a strided axis. All deterministic.
@@ -37,6 +37,9 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
   const finish = new Finish(kernel, ctx.warpSize, stream, po, divisor);
 
   switch (launch.kind) {
+    case 'short':
+      kernel.get('reduce_short', COLS_SIGNATURE).launch({ grid: launch.grid, block: 256, stream }, px, po, outer, axisLen, inner, divisor);
+      return;
     case 'rowsWarp':
       kernel.get('reduce_rows_warp', ROWS_SIGNATURE).launch({ grid: launch.grid, block: 128, stream }, px, po, outer, axisLen, divisor);
       return;

@@ -1,7 +1,8 @@
 /**
  * Softmax, logSoftmax and layerNorm over the rows of [rows, cols] (CUDA and
  * HIP), with the row kernel chosen by `planRowKernel` (a warp or a block per
- * row, the row held in registers, or the looped kernel for very long rows),
+ * row, the row held in registers, or the looped kernel for very long rows; softmax rows of at
+ * most 16 columns a thread each),
  * the staged softmax for long rows where a block can hold one in shared memory (f32 rows of 32K
  * columns: the split kernel, part in registers, part in shared memory), and long rows split over
  * thread-block clusters where the device has them.
@@ -9,7 +10,7 @@
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
 import { clusterSoftmaxSpec, layerNormSpec, softmaxSpec } from './kernel-specs.js';
-import { aligned16, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax, type ClusterRowLaunch } from './launch-plans.js';
+import { aligned16, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax, planThreadSoftmax, type ClusterRowLaunch } from './launch-plans.js';
 import type { LaunchContext } from './launch-context.js';
 
 const SOFTMAX_CACHED: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'i32', 'i32'];
@@ -42,7 +43,7 @@ export function softmax<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView
       return;
     }
   }
-  const launch = planRowKernel('softmax', rows, cols, x.dtype, vecOk, ctx.warpSize);
+  const launch = planThreadSoftmax(rows, cols) ?? planRowKernel('softmax', rows, cols, x.dtype, vecOk, ctx.warpSize);
   const staged = planStagedSoftmax(launch, cols, x.dtype);
   if (staged) {
     const k = ctx.kernel(`softmax|${x.dtype}|${staged.kernel}`, () => softmaxSpec(x.dtype), staged.kernel, SOFTMAX_CACHED);

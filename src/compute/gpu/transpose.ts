@@ -1,4 +1,4 @@
-/** Swaps the last two dims of [batch, rows, cols] on CUDA with the tiled shared-memory kernel. */
+/** Swaps the last two dims of [batch, rows, cols] on CUDA: the tiled shared-memory kernel, or a thread per element for narrow matrices. */
 import type { ArgType } from '../../ffi/kernel-args.js';
 import { dtypeSize } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
@@ -10,7 +10,8 @@ const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u32', 'u32', 'u32'];
 
 export function transpose<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView, batch: number, rows: number, cols: number): void {
   const stream = ctx.enqueue(x, out);
-  const k = ctx.kernel(`transpose|${dtypeSize[x.dtype]}`, () => transposeSpec(x.dtype), 'transpose_tiled', SIGNATURE);
-  const { grid, block } = planTranspose(batch, rows, cols);
-  k.launch({ grid, block, stream }, ctx.address(x), ctx.address(out), batch, rows, cols);
+  const launch = planTranspose(batch, rows, cols);
+  const entry = launch.kind === 'tiled' ? 'transpose_tiled' : 'transpose_narrow';
+  const k = ctx.kernel(`transpose|${dtypeSize[x.dtype]}|${entry}`, () => transposeSpec(x.dtype), entry, SIGNATURE);
+  k.launch({ grid: launch.grid, block: launch.block, stream }, ctx.address(x), ctx.address(out), batch, rows, cols);
 }

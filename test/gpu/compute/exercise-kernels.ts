@@ -106,7 +106,7 @@ function exerciseElementwise(dtype: DType, isFloat: boolean): void {
     launches += 2;
   }
   // Every broadcast kind, vector and scalar.
-  const shapes: [number[], number[]][] = [[[1031], [1031]], [[1024], [1024]], [[1031], []], [[], [1024]], [[37, 16], [16]], [[37, 13], [13]], [[24], [9, 24]], [[3, 1, 7], [1, 5, 1]]];
+  const shapes: [number[], number[]][] = [[[1031], [1031]], [[1024], [1024]], [[1031], []], [[], [1024]], [[37, 16], [16]], [[37, 13], [13]], [[24], [9, 24]], [[3, 1, 7], [1, 5, 1]], [[3, 1, 1031], [1, 5, 1031]]];
   for (const op of BINARY.filter((o) => isFloat || o !== 'div')) {
     for (const [aShape, bShape] of shapes) {
       const plan = planBroadcast(op, aShape, bShape);
@@ -118,7 +118,7 @@ function exerciseElementwise(dtype: DType, isFloat: boolean): void {
 
 function exerciseShared(dtype: DType, isFloat: boolean): void {
   // Reductions: warp rows, block rows, split (vector and scalar), columns, full.
-  const reduceCases: [number[], number | undefined][] = [[[1031], undefined], [[4096 * 3], undefined], [[3, 10001], 1], [[2, 9000], 1], [[100, 61], 1], [[7, 5000], 1], [[3, 50, 7], 1], [[20000, 3], 0]];
+  const reduceCases: [number[], number | undefined][] = [[[1031], undefined], [[4096 * 3], undefined], [[3, 10001], 1], [[2, 9000], 1], [[100, 61], 1], [[7, 5000], 1], [[3, 50, 7], 1], [[20000, 3], 0], [[100000, 3], 0], [[1001, 13], 1], [[301, 3, 2], 1]];
   const ops: ReduceOp[] = isFloat ? ['sum', 'mean', 'max', 'min', 'argmax'] : ['sum', 'max', 'min', 'argmax'];
   for (const op of ops) {
     for (const [shape, axis] of reduceCases) {
@@ -130,7 +130,7 @@ function exerciseShared(dtype: DType, isFloat: boolean): void {
       launches++;
     }
   }
-  for (const shape of [[1, 1], [33, 65], [2, 31, 33]]) {
+  for (const shape of [[1, 1], [33, 65], [2, 31, 33], [1001, 3], [2, 5, 301]]) {
     const [rows, cols] = shape.slice(-2) as [number, number];
     backend.transpose(input(shape, dtype), guarded(shape, dtype), shape.length === 3 ? shape[0]! : 1, rows, cols);
     launches++;

@@ -43,16 +43,21 @@ const CASES: [number[], number | undefined][] = [
   [[1031], 0], // block per row, vector loads plus a tail
   [[7, 5001], 1], // block per row, rows not 16-byte aligned: scalar
   [[65537], undefined], // full, vector + tail
-  [[4, 9000], undefined], // full
+  [[4, 9000], undefined], // one block (below 2^16 elements)
+  [[40_001], 0], // one block of 512, scalar tail
   [[3, 100_003], 1], // few long rows: split, scalar
   [[2, 40_000], 1], // split, vector
   [[1000, 61], 1], // many short rows: a warp per row
   [[300, 5000], 1], // a block per row, vector
   [[61, 1000], 0], // strided axis
   [[3, 50, 7], 1],
-  [[2, 3, 5, 7], 2],
-  [[5, 2, 100_000], 1], // long outer × tiny axis × wide inner
-  [[20_000, 3], 0], // few columns: the axis split over blocks
+  [[2, 3, 5, 7], 2], // short axis, strided: a thread per output
+  [[5, 2, 100_000], 1], // short axis between a long outer and a wide inner
+  [[30_011, 13], 1], // short contiguous axis: a thread per row
+  [[9001, 3, 2], 1], // short axis, inner 2
+  [[32, 33], 0], // the longest short axis
+  [[20_000, 3], 0], // few columns, one block
+  [[100_000, 3], 0], // few columns: the axis split over blocks
   [[2, 5000, 40], 1],
 ];
 

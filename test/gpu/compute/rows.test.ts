@@ -15,13 +15,16 @@ beforeAll(async () => {
 afterAll(() => closePair(pair));
 
 /**
- * [rows, cols] covering each row kernel: warp per row (vector and scalar
+ * [rows, cols] covering each row kernel: thread per row, warp per row (vector and scalar
  * chunks), block per row (registers), and the looped kernel beyond 32K columns;
  * odd column counts take the scalar paths.
  */
 const SHAPES: [number, number][] = [
-  [5, 1],
+  [5, 1], // a thread per row up to 16 columns
   [9, 7],
+  [70_001, 3],
+  [1000, 16],
+  [3, 17],
   [33, 32],
   [7, 128],
   [13, 1000],

@@ -10,7 +10,8 @@ beforeAll(async () => {
 afterAll(() => closePair(pair));
 
 describe.skipIf(!gpuAvailable)('CUDA transpose', () => {
-  const SHAPES = [[1, 1], [1, 37], [37, 1], [33, 65], [64, 64], [3, 100, 7], [2, 5, 31, 33], [4, 1000, 3]];
+  // Tiled, and narrow (at most 8 rows or columns: a thread per element), batched and not.
+  const SHAPES = [[1, 1], [1, 37], [37, 1], [33, 65], [64, 64], [3, 100, 7], [2, 5, 31, 33], [4, 1000, 3], [8, 9], [9, 8], [70_001, 2], [3, 2, 5001], [2, 9, 9]];
   it.each(DTYPES)('every shape (%s)', (dtype) => {
     for (const shape of SHAPES) {
       const n = shape.reduce((p, d) => p * d, 1);

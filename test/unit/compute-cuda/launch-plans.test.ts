@@ -17,6 +17,7 @@ import {
   planRowKernel,
   planSplitSoftmax,
   planStagedSoftmax,
+  planThreadSoftmax,
   planTranspose,
 } from '../../../src/compute/gpu/launch-plans.js';
 
@@ -109,7 +110,30 @@ describe('planBinary', () => {
       args: [1, 1, 1, 3, 5, 7, 0, 0, 0, 0, 7, 1, 0, 0, 0, 5, 1, 0],
     });
     const huge = { ...out, size: 2 ** 32 };
-    expect(planBinary(plan('general', [2 ** 16, 2 ** 16], [0, 1], [1, 0]), out, out, huge).kernel).toBe('binary_general64');
+    expect(planBinary(plan('general', [2 ** 26, 64], [0, 1], [1, 0]), out, out, huge).kernel).toBe('binary_general64');
+  });
+
+  it('general plans with a last dim of 256 or more index per row', () => {
+    // [4000, 1, 3000] + [1, 5, 3000]: the size-1 middle axis of a.
+    const out = view('f32', [4000, 5, 3000]);
+    expect(planBinary(plan('general', [4000, 5, 3000], [3000, 0, 1], [0, 3000, 1]), out, out, out)).toEqual({
+      kind: 'generalRows',
+      kernel: 'binary_general_rows32',
+      rows: 20_000,
+      cols: 3000,
+      args: [1, 1, 1, 4000, 5, 3000, 0, 0, 0, 3000, 0, 1, 0, 0, 0, 0, 3000, 1],
+    });
+    const huge = { ...out, size: 2 ** 32 };
+    expect(planBinary(plan('general', [2 ** 16, 2 ** 16], [0, 1], [1, 0]), out, out, huge)).toMatchObject({ kernel: 'binary_general_rows64', rows: 2 ** 16 });
+    expect(planBinary(plan('general', [9, 255], [0, 1], [1, 0]), out, out, view('f32', [9, 255])).kind).toBe('general');
+  });
+});
+
+describe('planThreadSoftmax', () => {
+  it('gives rows of at most 16 columns a thread each', () => {
+    expect(planThreadSoftmax(537_765, 2)).toEqual({ kernel: 'softmax_thread', block: 256, grid: 2101 });
+    expect(planThreadSoftmax(3, 16)).toEqual({ kernel: 'softmax_thread', block: 256, grid: 1 });
+    expect(planThreadSoftmax(3, 17)).toBeUndefined();
   });
 });
 
@@ -209,14 +233,15 @@ describe('planReduce', () => {
       access: 'vec',
     });
     // Each split owns at least 4096 elements; misaligned data reads element by element.
-    expect(planReduce({ outer: 1, axisLen: 9000, inner: 1 }, view('f32', [9000], 1), device)).toEqual({
+    expect(planReduce({ outer: 1, axisLen: 90_000, inner: 1 }, view('f32', [90_000], 1), device)).toEqual({
       kind: 'full',
-      splits: 3,
+      splits: 22,
       block: 256,
       access: 'scalar',
     });
-    // Short rows are not split.
+    // Below 2^16 elements one block does it all (no scratch, no combine).
     expect(planReduce({ outer: 1, axisLen: 5000, inner: 1 }, x, device)).toMatchObject({ kind: 'rowsBlock', grid: 1 });
+    expect(planReduce({ outer: 1, axisLen: 65535, inner: 1 }, x, device)).toMatchObject({ kind: 'rowsBlock', grid: 1, block: 512 });
   });
 
   it('splits few long rows into partials; rows that are not 16-byte multiples read element by element', () => {
@@ -250,7 +275,7 @@ describe('planReduce', () => {
       block: [4, 64],
       grid: [1, 7],
     });
-    expect(planReduce({ outer: 100_000, axisLen: 2, inner: 1000 }, view('f32', [100_000, 2, 1000]), device)).toEqual({
+    expect(planReduce({ outer: 100_000, axisLen: 40, inner: 1000 }, view('f32', [100_000, 40, 1000]), device)).toEqual({
       kind: 'cols',
       block: [32, 8],
       grid: [32, 65535],
@@ -260,17 +285,34 @@ describe('planReduce', () => {
       block: [32, 8],
       grid: [128, 1, 17],
     });
-    expect(planReduce({ outer: 1, axisLen: 20_000, inner: 3 }, view('f32', [20_000, 3]), device)).toEqual({
+    expect(planReduce({ outer: 1, axisLen: 100_000, inner: 3 }, view('f32', [100_000, 3]), device)).toEqual({
       kind: 'colsSplit',
       block: [4, 64],
-      grid: [1, 1, 19],
+      grid: [1, 1, 97],
     });
+    // A split's second launch does not pay below 2^18 elements.
+    expect(planReduce({ outer: 1, axisLen: 2048, inner: 5 }, view('f32', [2048, 5]), device)).toEqual({ kind: 'cols', block: [8, 32], grid: [1, 1] });
+  });
+
+  it('walks an axis of at most 32 elements with a thread per output, whatever its stride', () => {
+    expect(planReduce({ outer: 176_593 * 3, axisLen: 3, inner: 2 }, view('f16', [176_593, 3, 2]), device)).toEqual({ kind: 'short', grid: 4139 });
+    expect(planReduce({ outer: 871_955, axisLen: 13, inner: 1 }, view('f32', [871_955, 13]), device)).toEqual({ kind: 'short', grid: 3407 });
+    expect(planReduce({ outer: 1, axisLen: 32, inner: 9 }, view('f32', [32, 9]), device)).toEqual({ kind: 'short', grid: 1 });
+    expect(planReduce({ outer: 2 ** 30, axisLen: 2, inner: 1 }, view('f32', [2 ** 30, 2]), device)).toEqual({ kind: 'short', grid: 2 ** 20 });
+    // One output of a short axis is a row like any other.
+    expect(planReduce({ outer: 1, axisLen: 20, inner: 1 }, view('f32', [20]), device)).toEqual({ kind: 'rowsWarp', grid: 1 });
   });
 });
 
 describe('planTranspose', () => {
   it('tiles 32×32 and caps y and z at 65535 (the kernel strides beyond)', () => {
-    expect(planTranspose(2, 33, 65)).toEqual({ grid: [3, 2, 2], block: [32, 8] });
-    expect(planTranspose(70_000, 32 * 70_000, 1)).toEqual({ grid: [1, 65535, 65535], block: [32, 8] });
+    expect(planTranspose(2, 33, 65)).toEqual({ kind: 'tiled', grid: [3, 2, 2], block: [32, 8] });
+    expect(planTranspose(70_000, 32 * 70_000, 9)).toEqual({ kind: 'tiled', grid: [1, 65535, 65535], block: [32, 8] });
+  });
+
+  it('gives matrices of at most 8 rows or columns a thread per element', () => {
+    expect(planTranspose(1, 524_288, 2)).toEqual({ kind: 'narrow', grid: 4096, block: 256 });
+    expect(planTranspose(3, 8, 1000)).toEqual({ kind: 'narrow', grid: 94, block: 256 });
+    expect(planTranspose(70_000, 32 * 70_000, 1)).toEqual({ kind: 'narrow', grid: 2 ** 20, block: 256 });
   });
 });

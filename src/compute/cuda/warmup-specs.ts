@@ -10,7 +10,8 @@
  *   Unaligned operands select other modules, which compile on first use.
  * - attention: for each head dim, the configuration the launcher picks on the device (the Hopper
  *   kernel on sm_90 for 64 and 128, else the first tensor-core or CUDA-core tile whose shared
- *   memory fits), both row alignments.
+ *   memory fits), both row alignments; and the split-key kernel it picks for decode shapes (the
+ *   tensor-core one in both alignments, or both row counts of the CUDA-core one).
  * - gru: its step, gate and persistent kernels, the one-launch rollouts, and the matmul modules of
  *   its h·W_hhᵀ products.
  *
@@ -38,6 +39,7 @@ import {
   unarySpec,
 } from '../gpu/kernel-specs.js';
 import { attentionWgmmaEnabled } from './attention/attention.js';
+import { decodeConfig, decodeSharedBytes, decodeSimtRowCounts } from './attention/attention-decode-kernels.js';
 import { ATTENTION_HEAD_DIMS, attentionSharedBytes, attentionSpec, mmaCandidates, simtCandidates, wgmmaConfig } from './attention/attention-kernels.js';
 import { gruFusedSpec, gruRolloutSpec, gruSpec } from './gru/gru-kernels.js';
 import { FUSED_COLUMNS, ROLLOUT_COLUMNS } from './gru/gru-plan.js';
@@ -160,6 +162,13 @@ function attentionSpecs(target: WarmupSpecTarget, major: number, minor: number, 
     if (!fallback) continue;
     if (fallback.family === 'simt') specs.push(attentionSpec(fallback, dtype, dp, false));
     else for (const aligned of [true, false]) specs.push(attentionSpec(fallback, dtype, dp, aligned));
+    // Decode shapes, as defaultAttentionConfig routes them.
+    const mma = decodeConfig('mma', 1, dp);
+    if (tensorCores && decodeSharedBytes(mma, dp) <= optin) {
+      for (const aligned of [true, false]) specs.push(attentionSpec(mma, dtype, dp, aligned));
+    } else {
+      for (const rows of decodeSimtRowCounts(dp)) specs.push(attentionSpec({ family: 'decode', engine: 'simt', rows }, dtype, dp, false));
+    }
   }
   return specs;
 }

@@ -5,6 +5,7 @@
  */
 import type { AttentionParams } from '../../../src/compute/core/attention-params.js';
 import { cudaAttention } from '../../../src/compute/cuda/attention/attention.js';
+import { decodeSimtRowCounts, type DecodeAttentionConfig } from '../../../src/compute/cuda/attention/attention-decode-kernels.js';
 import {
   mmaTuningConfigs,
   paddedHeadDim,
@@ -20,7 +21,9 @@ import type { AttentionCase, FloatDType } from '../../unit/attention/cases.js';
 /**
  * The configurations worth checking for a head dim and dtype: every Hopper tile (sm_90, head dims
  * 64/128) and every mma.sync tile (sm_80+, 16-bit types) with the CUDA-core kernel's first tile
- * as the older GPUs' path, or every CUDA-core tile; `defaultsOnly` keeps the first of each family.
+ * as the older GPUs' path, or every CUDA-core tile; then the split-key kernels with three key
+ * chunks forced (the tensor-core one where it applies, the CUDA-core one at both row counts).
+ * `defaultsOnly` keeps the first of each family.
  */
 export function deviceConfigs(gpu: GpuCompute, headDim: number, dtype: FloatDType, defaultsOnly = false): AttentionKernelConfig[] {
   const backend = gpu.backend as unknown as CudaBackend;
@@ -29,8 +32,12 @@ export function deviceConfigs(gpu: GpuCompute, headDim: number, dtype: FloatDTyp
   const hopper = major === 9 && minor === 0 ? wgmmaCandidates(headDim, dtype) : [];
   const mma = dtype !== 'f32' && major >= 8 ? mmaTuningConfigs(dp) : [];
   const simt = simtCandidates(dp);
-  if (defaultsOnly) return [...hopper.slice(0, 1), ...mma.slice(0, 1), simt[0]!];
-  return mma.length > 0 ? [...hopper, ...mma, simt[0]!] : simt;
+  const decode: DecodeAttentionConfig[] = [
+    ...(mma.length > 0 ? [{ family: 'decode', engine: 'mma', rows: 64, splits: 3 } as const] : []),
+    ...decodeSimtRowCounts(dp).map((rows) => ({ family: 'decode', engine: 'simt', rows, splits: 3 }) as const),
+  ];
+  if (defaultsOnly) return [...hopper.slice(0, 1), ...mma.slice(0, 1), simt[0]!, decode[0]!];
+  return [...(mma.length > 0 ? [...hopper, ...mma, simt[0]!] : simt), ...decode];
 }
 
 /** Runs case `c` on q, k, v with `config` into freshly poisoned outputs. */

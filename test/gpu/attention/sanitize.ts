@@ -5,10 +5,11 @@
  *   compute-sanitizer --tool memcheck  node --import tsx test/gpu/attention/sanitize.ts [--defaults]
  *   compute-sanitizer --tool racecheck node --import tsx test/gpu/attention/sanitize.ts [--defaults]
  *
- * `--defaults` runs only the tile the launcher picks per head dim and the CUDA-core fallback
- * (racecheck is slow); `--hopper` only the Hopper (sm_90a) configurations, on the cases they take;
- * `--mma` only the mma.sync ones (whose ping-pong kernels hand ring stages between warp groups
- * through named barriers, with no block barrier: the long sequences let the rings wrap).
+ * `--defaults` runs only the tile the launcher picks per head dim, the CUDA-core fallback and one
+ * split-key configuration (racecheck is slow); `--hopper` only the Hopper (sm_90a) configurations,
+ * on the cases they take; `--mma` only the mma.sync ones (whose ping-pong kernels hand ring stages
+ * between warp groups through named barriers, with no block barrier: the long sequences let the
+ * rings wrap); `--decode` only the split-key ones (three key chunks each).
  * Every result is also checked against float64 on poisoned outputs, so a clean run means
  * in-bounds, race-free and correct. Exits non-zero on a wrong result.
  */
@@ -36,7 +37,8 @@ const cases: AttentionCase[] = [
 ];
 
 const defaultsOnly = process.argv.includes('--defaults');
-const family = process.argv.includes('--hopper') ? 'wgmma' : process.argv.includes('--mma') ? 'mma' : undefined;
+const FAMILY_FLAGS = { '--hopper': 'wgmma', '--mma': 'mma', '--decode': 'decode' } as const;
+const family = Object.entries(FAMILY_FLAGS).find(([flag]) => process.argv.includes(flag))?.[1];
 const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
 let runs = 0;
 let failures = 0;

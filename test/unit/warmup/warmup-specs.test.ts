@@ -119,19 +119,30 @@ describe('warmupModuleSpecs', () => {
     expect(checked).toBeGreaterThan(20);
   });
 
-  // What the attention launcher picks by default, rows aligned (address 0) or not (address 8).
+  // What the attention launcher picks by default, rows aligned (address 0) or not (address 8), for a
+  // square problem and for decode shapes (the split-key kernel, with few and with many packed rows).
   it.each(['sm_75', 'sm_80', 'sm_86', 'sm_90'])('has the attention module the launcher picks on %s for every head dim and dtype', (arch) => {
     const listed = new Set(keys(warmupModuleSpecs(target(arch), { ops: ['attention'] })));
+    const shapes = [
+      { batch: 1, heads: 1, kvHeads: 1, seqQ: 128, seqK: 128 },
+      { batch: 2, heads: 8, kvHeads: 2, seqQ: 1, seqK: 4096 },
+      { batch: 2, heads: 8, kvHeads: 2, seqQ: 7, seqK: 4096 },
+    ];
+    const families = new Set<string>();
     for (const address of [0n, 8n]) {
       const backend = fakeBackend(arch, address);
       for (const dtype of ['f32', 'f16', 'bf16'] as const) {
         for (const headDim of ATTENTION_HEAD_DIMS) {
-          const params = { q: view(dtype), k: view(dtype), v: view(dtype), out: view(dtype), batch: 1, heads: 1, kvHeads: 1, seqQ: 128, seqK: 128, headDim, scale: 1, causal: false } as AttentionParams;
-          const config = defaultAttentionConfig(backend, params);
-          const aligned = config.family !== 'simt' && address === 0n;
-          expect(listed, `${dtype} D${headDim} ${config.family}`).toContain(moduleKey(attentionSpec(config, dtype, headDim, aligned)));
+          for (const shape of shapes) {
+            const params = { q: view(dtype), k: view(dtype), v: view(dtype), out: view(dtype), ...shape, headDim, scale: 1, causal: false } as AttentionParams;
+            const config = defaultAttentionConfig(backend, params);
+            families.add(config.family);
+            const aligned = config.family !== 'simt' && address === 0n;
+            expect(listed, `${dtype} D${headDim} ${config.family}`).toContain(moduleKey(attentionSpec(config, dtype, headDim, aligned)));
+          }
         }
       }
     }
+    expect(families).toContain('decode');
   });
 });

@@ -7,6 +7,7 @@
 import type { DType } from '../../core/dtype.js';
 import type { ModuleSpec } from '../../gpu/kernel-sources.js';
 import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
+import { DECODE_THREADS, decodeConfigName, decodeModuleSpecs, decodeSharedBytes, decodeSpec, type DecodeAttentionConfig } from './attention-decode-kernels.js';
 
 /** Head dims the kernels are compiled for; any other dim up to 256 runs padded to the next one. */
 export const ATTENTION_HEAD_DIMS = [32, 64, 80, 96, 128, 256] as const;
@@ -50,7 +51,8 @@ export interface WgmmaAttentionConfig {
   readonly persistent: boolean;
 }
 
-export type AttentionKernelConfig = SimtAttentionConfig | MmaAttentionConfig | WgmmaAttentionConfig;
+/** A kernel configuration of any family; `decode` is the split-key one of attention-decode-kernels.ts. */
+export type AttentionKernelConfig = SimtAttentionConfig | MmaAttentionConfig | WgmmaAttentionConfig | DecodeAttentionConfig;
 
 export const ATTENTION_SOURCE = { simt: 'attention_simt.cu', mma: 'attention_mma.cu', wgmma: 'attention_wgmma.cu' } as const;
 export const ATTENTION_ENTRY = { simt: 'attention_simt', mma: 'attention_mma', wgmma: 'attention_wgmma' } as const;
@@ -109,6 +111,8 @@ export function blockRows(config: AttentionKernelConfig): number {
       return config.warps * 16 * config.mTiles;
     case 'wgmma':
       return 64 * config.consumers;
+    case 'decode':
+      return config.rows;
   }
 }
 
@@ -120,11 +124,14 @@ export function threadsPerBlock(config: AttentionKernelConfig): number {
       return config.warps * 32;
     case 'wgmma':
       return 128 * (config.consumers + 1);
+    case 'decode':
+      return DECODE_THREADS;
   }
 }
 
 /** Dynamic shared memory of a configuration, as the kernel lays it out. */
 export function attentionSharedBytes(config: AttentionKernelConfig, dp: number): number {
+  if (config.family === 'decode') return decodeSharedBytes(config, dp);
   if (config.family === 'simt') {
     const lq = config.br + 4;
     const lk = config.bc + 4;
@@ -181,16 +188,18 @@ export function mmaTuningConfigs(dp: number): MmaAttentionConfig[] {
 
 /** A short stable name, e.g. `mma w4 m1 bc64 s2 qreg` or `simt 64x64`. */
 export function attentionConfigName(config: AttentionKernelConfig): string {
+  if (config.family === 'decode') return decodeConfigName(config);
   if (config.family === 'simt') return `simt ${config.br}x${config.bc}`;
   if (config.family === 'wgmma') return `wgmma c${config.consumers} s${config.stages}${config.persistent ? ' persistent' : ''}`;
   return `mma w${config.warps} m${config.mTiles} bc${config.bc} s${config.stages} ${config.qInRegisters ? 'qreg' : 'qsmem'}${config.pingPong ? ' pingpong' : ''}`;
 }
 
 /**
- * The module of a configuration. `aligned` (mma only): q/k/v rows are whole 16-byte chunks at
- * 16-byte-aligned addresses, so tiles load with cp.async.
+ * The module of a configuration. `aligned` (mma and decode mma only): q/k/v rows are whole
+ * 16-byte chunks at 16-byte-aligned addresses, so tiles load with cp.async.
  */
 export function attentionSpec(config: AttentionKernelConfig, dtype: Exclude<DType, 'i32'>, dp: number, aligned: boolean): ModuleSpec {
+  if (config.family === 'decode') return decodeSpec(config, dtype, dp, aligned);
   if (config.family === 'simt') {
     return { file: ATTENTION_SOURCE.simt, defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_BR: config.br, GC_BC: config.bc } };
   }
@@ -220,7 +229,7 @@ export function attentionSpec(config: AttentionKernelConfig, dtype: Exclude<DTyp
 
 /**
  * What CI compiles with NVRTC 11.8: the first tile of every head dim and dtype of each kernel
- * source (both load paths for mma); not the sm_90a kernels.
+ * source (both load paths for mma), and every split-key module; not the sm_90a kernels.
  */
 export function attentionModuleSpecs(): ModuleSpec[] {
   const specs: ModuleSpec[] = [];
@@ -233,5 +242,5 @@ export function attentionModuleSpecs(): ModuleSpec[] {
       }
     }
   }
-  return specs;
+  return [...specs, ...decodeModuleSpecs(ATTENTION_HEAD_DIMS)];
 }

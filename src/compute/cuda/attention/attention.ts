@@ -2,11 +2,13 @@
  * Attention forward on the CUDA backend: on sm_90 the Hopper (wgmma + TMA) kernel for f16/bf16 at head
  * dims 64 and 128, else the tensor-core (mma.sync) flash-attention kernel for f16/bf16 on sm_80
  * and up, and the CUDA-core kernel for f32 (and for f16/bf16 on older GPUs). Within a family
- * the first candidate tile whose shared memory fits the device runs; `config` overrides the
- * choice (tests reach every kernel with it, the benchmark times the alternatives).
+ * the first candidate tile whose shared memory fits the device runs. Few query rows against many
+ * keys (decode shapes, `decodeRouted`) take the split-key kernels of attention-decode.ts instead,
+ * tensor-core or CUDA-core as above. `config` overrides the choice (tests reach every kernel with
+ * it, the benchmark times the alternatives).
  * The Hopper kernel (its spec names sm_90a, so the registry builds it for that) reads q, k and v
  * through TMA tensor maps encoded here per launch. The only memory used besides the inputs and
- * outputs is the kernels' shared memory.
+ * outputs is the kernels' shared memory, and the split-key kernels' partial results.
  */
 import type { BoundKernel, Kernel } from '../../../driver/kernel.js';
 import { GpuError } from '../../../errors.js';
@@ -31,6 +33,8 @@ import {
 } from './attention-kernels.js';
 import type { CudaContext } from '../cuda-context.js';
 import { moduleKey, type ModuleSpec } from '../../gpu/kernel-sources.js';
+import { cudaAttentionDecode } from './attention-decode.js';
+import { decodeConfig, decodeGroupRows, decodeRouted, decodeSharedBytes } from './attention-decode-kernels.js';
 import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
 
 /** q, k, v, out, lse, keyLengths, bh0, heads, group, seqQ, seqK, headDim, scale·log2(e), causal. */
@@ -64,7 +68,9 @@ export function defaultAttentionConfig(backend: CudaContext, params: AttentionPa
   const candidates: AttentionKernelConfig[] = [...(hopper ? [hopper] : []), ...(tensorCores ? mmaCandidates(dp) : []), ...simtCandidates(dp)];
   const fits = candidates.find((c) => attentionSharedBytes(c, dp) <= optin);
   if (!fits) throw new GpuError('UNSUPPORTED', `attention: head dim ${params.headDim} needs more shared memory than this device's ${optin} bytes`);
-  return fits;
+  if (!decodeRouted(params, blockRows(fits), backend.device.multiprocessorCount)) return fits;
+  const mma = decodeConfig('mma', decodeGroupRows(params), dp);
+  return tensorCores && decodeSharedBytes(mma, dp) <= optin ? mma : decodeConfig('simt', decodeGroupRows(params), dp);
 }
 
 /** Runs `params` (validated by the front-end; seqK ≥ 1 and a non-empty output). */
@@ -73,6 +79,10 @@ export function cudaAttention(backend: CudaContext, params: AttentionParams, con
   const dtype = p.q.dtype;
   if (dtype === 'i32') throw new GpuError('UNSUPPORTED', 'attention has no i32 kernel');
   const chosen = config ?? defaultAttentionConfig(backend, p);
+  if (chosen.family === 'decode') {
+    cudaAttentionDecode(backend, p, chosen);
+    return;
+  }
   const dp = paddedHeadDim(p.headDim);
   const aligned = chosen.family !== 'simt' && rowsAligned(backend, p);
   if (chosen.family === 'wgmma' && !(aligned && wgmmaConfig(p.headDim, dtype))) {

@@ -3,13 +3,17 @@
  *
  * softmax/logSoftmax: the row maximum first, then exp(x - max)·2^64 and its sum (the factor
  * cancels in the normalisation), then the scaling; a NaN anywhere in a row, or an all -inf row,
- * gives a row of NaN, as in the JS backend. The sum runs in eight f32 lanes: its terms are
- * positive, so the relative error stays near cols/8 ulps at worst.
+ * gives a row of NaN, as in the JS backend. The sum runs in four f32 lanes over blocks of 1024
+ * terms, the blocks' sums then added: its terms are positive, so the relative error stays near
+ * 256 + cols/1024 ulps at worst.
  * layerNorm: mean and biased variance by two passes in f64, as the JS backend; the normalised
  * value (x - mean)/sqrt(var + eps) also in f64, then gamma and beta in f32.
  */
 #include "common.h"
 #include "vmath.h"
+
+/* Terms each lane of the exponentials' sum adds before the partial joins the row's total. */
+#define SUM_BLOCK 1024
 
 /* The row maximum by pmax (one instruction; a NaN element is skipped here but its exp makes the
    sum NaN, so the whole row still comes out NaN, as the JS backend's Math.max gives). */
@@ -33,15 +37,22 @@ INLINE float row_max(int dt, const char *x, size_t cols) {
    this row's arithmetic instead of stalling a pass of their own. */
 INLINE float exp_sum(int dt, const char *x, float *y, size_t cols, float m, const char *next, float *next_max) {
   size_t es = dtype_size(dt), j = 0;
-  v128_t mv = F32(m), a = F32(0.0f), na = F32(-__builtin_inff());
-  /* One vector a step: two would need more registers than V8 has on x64 (constants spill). */
-  for (; j + 4 <= cols; j += 4) {
-    if (next) na = wasm_f32x4_pmax(na, load4(dt, next + j * es));
-    v128_t e = v_exp_nonpos_2p64(wasm_f32x4_sub(load4(dt, x + j * es), mv));
-    if (y) wasm_v128_store(y + j, e);
-    a = wasm_f32x4_add(a, e);
+  v128_t mv = F32(m), total = F32(0.0f), na = F32(-__builtin_inff());
+  /* Two levels: each lane sums SUM_BLOCK/4 terms, then the block's sums are added up, so the
+     rounding grows with SUM_BLOCK/4 + cols/SUM_BLOCK, not with cols/4. */
+  while (j + 4 <= cols) {
+    size_t end = cols - j > SUM_BLOCK ? j + SUM_BLOCK : cols;
+    v128_t a = F32(0.0f);
+    /* One vector a step: two would need more registers than V8 has on x64 (constants spill). */
+    for (; j + 4 <= end; j += 4) {
+      if (next) na = wasm_f32x4_pmax(na, load4(dt, next + j * es));
+      v128_t e = v_exp_nonpos_2p64(wasm_f32x4_sub(load4(dt, x + j * es), mv));
+      if (y) wasm_v128_store(y + j, e);
+      a = wasm_f32x4_add(a, e);
+    }
+    total = wasm_f32x4_add(total, a);
   }
-  float s = hsum(a);
+  float s = hsum(total);
   if (next) {
     for (size_t t = j; t < cols; t++) na = wasm_f32x4_pmax(na, F32(load1(dt, next, t)));
     na = wasm_f32x4_pmax(na, wasm_i32x4_shuffle(na, na, 2, 3, 0, 1));

@@ -3,6 +3,7 @@
  * primes, tiny and huge batches, size-1 axes anywhere). A case is plain JSON, so the torch anchor
  * (`bench/anchors/sweep.py`) builds the same op on the same shapes.
  */
+import { prng } from '../../test/unit/compute/helpers.js';
 
 export type SweepDtype = 'f32' | 'f16' | 'bf16';
 
@@ -37,18 +38,6 @@ export interface SweepCase {
 
 /** The op families, in report order. */
 export const FAMILIES = ['unary', 'broadcast', 'reduce', 'softmax', 'layerNorm', 'transpose', 'matmul', 'attention', 'gru'] as const;
-
-/** mulberry32: a small seeded generator, so a seed names a sweep. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 61, 97, 127, 251, 509, 1021, 2039, 4093, 8191];
 
@@ -96,7 +85,7 @@ export interface SweepSize {
 
 export function sweepCases(seed: number, size: SweepSize): SweepCase[] {
   const cases: SweepCase[] = [];
-  const d = new Draw(seededRandom(seed));
+  const d = new Draw(prng(seed));
   const max = size.maxElements;
   const add = (family: string, dtype: SweepDtype, spec: SweepSpec) => cases.push({ family, key: `${family}#${cases.length}`, dtype, spec });
   const dtype = (): SweepDtype => (d.chance(0.6) ? 'f32' : d.pick(['f16', 'bf16'] as const));

@@ -1,19 +1,19 @@
-// (log)softmax over the rows of [rows, cols], a team of TEAM invocations per row (WG / TEAM rows
-// per workgroup). Each invocation takes columns lane, lane + TEAM, ...: with CACHED (at most K
-// each) they stay in registers, else they are read twice. An invocation's (maximum m, sum of
-// e^(x - m)) pairs are combined over the team in one reduction; then out = e^(x - m) / s, or
-// (x - m) - ln s for LOG (x - m is exact near m, so a large common offset costs nothing). NaN anywhere in a row makes the row NaN; a row of -inf is NaN too
-// (e^(-inf + inf)), as on the CPU. A -inf entry adds nothing to a sum: against the row's maximum
-// it gives 0, and an invocation whose entries are all -inf must not turn its part into NaN.
+// (log)softmax over the rows of [rows, cols] (rows-io.wgsl says who holds which elements).
+// One pass: each invocation loads its 4K elements into registers, takes their maximum m and
+// turns them into e^(x - m) summed as s; one team reduction combines the (m, s) pairs into the
+// row's (M, S); then out = e^(x - m) · e^(m - M) / S, or (x - M) - ln S for LOG (x - M is exact
+// near M, so a large common offset costs nothing). Each element is read once and e^ taken once.
+// SPLIT (rows longer than a team holds, or too few rows to fill the device): STATS writes each
+// chunk's (m, s) to `part` (a 4-word record per chunk, row-major); APPLY combines the row's
+// records (every workgroup of the row in the same order, so they agree), reads its chunk again
+// and writes out = e^(x - M) / S.
+// NaN anywhere in a row makes the row NaN, as +inf does (e^(inf - inf)); a row of -inf is NaN
+// too, as on the CPU. A -inf entry gives 0 (log: -inf), and an invocation whose entries are all
+// -inf must not turn its part into NaN.
 
 struct Acc {
   m: f32,
   s: f32,
-}
-
-// By bits: an ordered `x != -inf` is false for NaN on some compilers (lavapipe's).
-fn is_neg_inf(x: f32) -> bool {
-  return bitcast<u32>(x) == 0xff800000u;
 }
 
 // The factor taking a sum against maximum a to maximum b >= a (1 when equal, also both -inf).
@@ -21,7 +21,7 @@ fn rebase(a: f32, b: f32) -> f32 {
   if (a == b) {
     return 1.0;
   }
-  return exp_acc(a - b);
+  return exp_fast(a - b);
 }
 
 fn combine(a: Acc, b: Acc) -> Acc {
@@ -35,70 +35,86 @@ fn shuffle_xor(a: Acc, off: u32) -> Acc {
 }
 //#endif
 
+//#if STATS
+fn put_part(i: u32, a: Acc) {
+//#if VEC4
+  st4_part(i, vec4<f32>(a.m, a.s, 0.0, 0.0));
+//#else
+  st_part(4u * i, a.m);
+  st_part(4u * i + 1u, a.s);
+//#endif
+}
+//#endif
+
+//#if APPLY
+fn get_part(i: u32) -> Acc {
+  return Acc(ld_part(4u * i), ld_part(4u * i + 1u));
+}
+//#endif
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let lane = lid % {{TEAM}}u;
-  let row = (wid.y * nwg.x + wid.x) * ({{WG}}u / {{TEAM}}u) + lid / {{TEAM}}u;
-  let live = row < P.rows;
-  let base = row * P.cols;
+  let lane = lid % TEAM;
+  let sp = span_of(wid, nwg, lid);
+  let ninf = vec4<f32>(-f32_inf());
+//#if APPLY
+  // The row's (M, S) from its chunks' records.
+  let chunks = nwg.x;
   var acc = Acc(-f32_inf(), 0.0);
-//#if CACHED
-  var v: array<f32, {{K}}>;
+  for (var j = lid; j < chunks; j += WG) {
+    acc = combine(acc, get_part(sp.row * chunks + j));
+  }
+  let r = team_reduce(acc, lid);
+//#if LOG
+  let log_s = log_acc(r.s);
+//#else
+  let inv_s = 1.0 / r.s;
+//#endif
+  for (var k = 0u; k < K; k++) {
+    let x = load_x(sp, k, lane);
+//#if LOG
+    store_out(sp, k, lane, (x - vec4<f32>(r.m)) - vec4<f32>(log_s));
+//#else
+    store_out(sp, k, lane, exp_fast4(x - vec4<f32>(r.m)) * inv_s);
+//#endif
+  }
+//#else
+  var v: array<vec4<f32>, K>;
   var m = -f32_inf();
-  for (var k = 0u; k < {{K}}u; k++) {
-    let j = lane + k * {{TEAM}}u;
-    v[k] = -f32_inf();
-    if (live && j < P.cols) {
-      v[k] = ld_x(base + j);
-      m = nan_max(m, v[k]);
-    }
+  for (var k = 0u; k < K; k++) {
+    v[k] = select(ninf, load_x(sp, k, lane), inside(sp, k, lane));
+  }
+  for (var k = 0u; k < K; k++) {
+    m = nan_max(m, hmax(v[k]));
   }
   var s = 0.0;
-  for (var k = 0u; k < {{K}}u; k++) {
-    if (lane + k * {{TEAM}}u < P.cols && !is_neg_inf(v[k])) {
-      s += exp_acc(v[k] - m);
-    }
-  }
-  acc = Acc(m, s);
-//#else
-  if (live) {
-    for (var j = lane; j < P.cols; j += {{TEAM}}u) {
-      let x = ld_x(base + j);
-      if (!is_neg_inf(x)) {
-        let m = nan_max(acc.m, x);
-        acc = Acc(m, acc.s * rebase(acc.m, m) + exp_acc(x - m));
-      }
-    }
-  }
+  for (var k = 0u; k < K; k++) {
+    let p = select(exp_fast4(v[k] - vec4<f32>(m)), vec4<f32>(0.0), is_neg_inf4(v[k]));
+//#if !LOG
+    v[k] = p;
 //#endif
-  let r = team_reduce(acc, lid);
-  if (!live) {
+    s += hsum(p);
+  }
+  let r = team_reduce(Acc(m, s), lid);
+//#if STATS
+  if (lid == 0u && sp.live) {
+    put_part(sp.row * nwg.x + wid.x, r);
+  }
+//#else
+  if (!sp.live) {
     return;
   }
 //#if LOG
   let log_s = log_acc(r.s);
-//#else
-  let scale = 1.0 / r.s;
-//#endif
-//#if CACHED
-  for (var k = 0u; k < {{K}}u; k++) {
-    let j = lane + k * {{TEAM}}u;
-    if (j < P.cols) {
-//#if LOG
-      st_out(base + j, (v[k] - r.m) - log_s);
-//#else
-      st_out(base + j, exp_acc(v[k] - r.m) * scale);
-//#endif
-    }
+  for (var k = 0u; k < K; k++) {
+    store_out(sp, k, lane, (v[k] - vec4<f32>(r.m)) - vec4<f32>(log_s));
   }
 //#else
-  for (var j = lane; j < P.cols; j += {{TEAM}}u) {
-    let x = ld_x(base + j);
-//#if LOG
-    st_out(base + j, (x - r.m) - log_s);
-//#else
-    st_out(base + j, exp_acc(x - r.m) * scale);
-//#endif
+  let f = rebase(m, r.m) / r.s;
+  for (var k = 0u; k < K; k++) {
+    store_out(sp, k, lane, v[k] * f);
   }
+//#endif
+//#endif
 //#endif
 }

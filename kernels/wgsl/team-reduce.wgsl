@@ -2,9 +2,13 @@
 // power of two dividing the workgroup size WG): every member gets the team's result. The
 // including kernel defines the type `Acc`, `combine(a, b)` and, with subgroups, `shuffle_xor`.
 // SUBGROUPS (fixed subgroup size SG, checked at device open to lay invocations out in order):
-// a butterfly of subgroup shuffles inside each subgroup, then the subgroups' results through
-// workgroup memory; otherwise a tree in workgroup memory. The order of combination is fixed,
-// so results are deterministic. Call from uniform control flow (every invocation, every time).
+// a butterfly of subgroup shuffles inside each subgroup; a team larger than a subgroup then
+// puts each subgroup's result in workgroup memory and every subgroup reduces those the same way
+// (a second butterfly where they fit in a subgroup, else in order). Otherwise a tree in
+// workgroup memory. combine must be commutative, as sums and maxima are, so both partners of a
+// butterfly step hold the same value and every member gets exactly the same result. The order
+// of combination is fixed, so results are deterministic. Call from uniform control flow (every
+// invocation, every time).
 
 var<workgroup> team_scratch: array<Acc, {{WG}}>;
 
@@ -23,9 +27,17 @@ fn team_reduce(value: Acc, lid: u32) -> Acc {
   }
   workgroupBarrier();
   let base = (lid / {{TEAM}}u) * parts;
-  var r = team_scratch[base];
-  for (var j = 1u; j < parts; j++) {
-    r = combine(r, team_scratch[base + j]);
+  var r: Acc;
+  if (parts <= {{SG}}u) {
+    r = team_scratch[base + lid % parts];
+    for (var off = parts / 2u; off > 0u; off = off / 2u) {
+      r = combine(r, shuffle_xor(r, off));
+    }
+  } else {
+    r = team_scratch[base];
+    for (var j = 1u; j < parts; j++) {
+      r = combine(r, team_scratch[base + j]);
+    }
   }
   workgroupBarrier();
   return r;

@@ -7,7 +7,6 @@
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { TensorView } from '../core/view.js';
 import { cachedSpec, groups1d, type WebGpuOpContext } from './op-context.js';
-import { rowLaunch } from './rows.js';
 import { teamConfig } from './team.js';
 import { WebGpuCapabilityError } from './webgpu-errors.js';
 import type { KernelSpec } from './wgsl.js';
@@ -96,7 +95,7 @@ export function webgpuGruRecurrence(ctx: WebGpuOpContext, p: GruRecurrenceParams
       p.hSeq,
       norm ? pre! : p.hN,
     ];
-    const team = rowLaunch(H).team;
+    const team = [8, 32, 64, NORM_WG].find((t) => H <= t * 16) ?? NORM_WG;
     const normViews: TensorView[] = norm
       ? [pre!, ...(p.layerNorm!.gamma ? [p.layerNorm!.gamma] : []), ...(p.layerNorm!.beta ? [p.layerNorm!.beta] : []), p.hSeq, p.hN]
       : [];

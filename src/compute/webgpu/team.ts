@@ -10,12 +10,17 @@
 import type { WebGpuDevice } from './webgpu-device.js';
 import type { WebGpuOpContext } from './op-context.js';
 
-/** The workgroup size the probe (and the row kernels) use. */
-const PROBE_WG = 256;
+/** The largest workgroup the kernels that shuffle use (the probe checks the layout there). */
+export const MAX_TEAM_WG = 1024;
 
-const PROBE = `enable subgroups;
+/** The largest workgroup a kernel that shuffles may use on this device (the size the probe ran). */
+export function teamWorkgroupLimit(dev: WebGpuDevice): number {
+  return Math.min(MAX_TEAM_WG, dev.limits.maxComputeInvocationsPerWorkgroup, dev.limits.maxComputeWorkgroupSizeX);
+}
+
+const probeSource = (wg: number) => `enable subgroups;
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(${PROBE_WG})
+@compute @workgroup_size(${wg})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) size: u32) {
   // Each invocation reports its size, and whether its subgroup neighbour 0 is the invocation S·⌊lid/S⌋.
   let first = subgroupBroadcastFirst(lid);
@@ -23,19 +28,21 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
 }`;
 
 /**
- * The subgroup size S when every subgroup of a workgroup of 256 is the consecutive run
+ * The subgroup size S when every subgroup of a workgroup of {@link teamWorkgroupLimit} (256 to
+ * 1024 invocations) is the consecutive run
  * [k·S, (k+1)·S), else undefined (no subgroups, varying sizes, or another layout).
  */
 export async function probeSubgroups(dev: WebGpuDevice): Promise<number | undefined> {
   if (!dev.features.has('subgroups')) return undefined;
   const { device, globals } = dev;
   const { GPUBufferUsage, GPUMapMode } = globals;
-  const bytes = PROBE_WG * 4;
+  const wg = teamWorkgroupLimit(dev);
+  const bytes = wg * 4;
   const mark = dev.errorMark();
   const out = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
   const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   try {
-    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module: device.createShaderModule({ code: PROBE }), entryPoint: 'main' } });
+    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module: device.createShaderModule({ code: probeSource(wg) }), entryPoint: 'main' } });
     const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: out } }] });
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
@@ -51,7 +58,7 @@ export async function probeSubgroups(dev: WebGpuDevice): Promise<number | undefi
     staging.unmap();
     const size = words[0]! & 0x7fffffff;
     const linear = words.every((w) => (w & 0x7fffffff) === size && (w & 0x80000000) !== 0);
-    return linear && size > 0 && PROBE_WG % size === 0 ? size : undefined;
+    return linear && size > 0 && wg % size === 0 ? size : undefined;
   } catch {
     return undefined;
   } finally {

@@ -16,6 +16,12 @@
  * stores (the values still come and go through f32, and the f32 → f16 rounding is still ours:
  * WGSL leaves the rounding of its conversion open).
  *
+ * A spec may ask for 16-byte slots (`vec4`): every slot is then an `array<vec4<u32>>`, each f32
+ * role also gets `ld4_x(i)` / `st4_out(i, v)` on its i-th run of four elements (the host passes
+ * only views whose element offset is a multiple of 4), and scalar loads read one component;
+ * such slots take no scalar stores (a store to one component is a read-modify-write of the
+ * whole vector on some shader compilers), so every role of the spec is 32-bit.
+ *
  * Sources may hold `//#if NAME` / `//#else` / `//#endif` lines (NAME from the spec's flags,
  * `!NAME` negated) and `{{NAME}}` placeholders (from its constants).
  */
@@ -49,6 +55,8 @@ export interface KernelSpec {
   readonly params: readonly (readonly [string, ParamType])[];
   /** Uses subgroup builtins (`enable subgroups;`). */
   readonly subgroups?: boolean;
+  /** Slots of 16-byte words: `ld4_`/`st4_` accessors for f32 roles (see the module comment). */
+  readonly vec4?: boolean;
 }
 
 /** Most 4-byte uniform fields a kernel may have (zero, role offsets, parameters): one 256-byte binding. */
@@ -131,6 +139,21 @@ export function slotKinds(spec: KernelSpec, slots: readonly number[], nativeF16 
   return kinds;
 }
 
+/** The accessors of one role bound to `slot` of 16-byte words. */
+function vec4Accessors(role: KernelRole, slot: number): string {
+  const r = role.name;
+  const buf = `S${slot}`;
+  const lines = [`fn bits_${r}(i: u32) -> u32 { let e = P.o_${r} + i; return ${buf}[e >> 2u][e & 3u]; }`];
+  const decode = { f32: 'bitcast<f32>(b)', i32: 'i32_to_f32(bitcast<i32>(b))' }[role.dtype as 'f32' | 'i32'];
+  lines.push(`fn ld_${r}(i: u32) -> f32 { let b = bits_${r}(i); return ${decode}; }`);
+  if (role.dtype === 'i32') lines.push(`fn ldi_${r}(i: u32) -> i32 { return bitcast<i32>(bits_${r}(i)); }`);
+  if (role.dtype === 'f32') {
+    lines.push(`fn ld4_${r}(i: u32) -> vec4<f32> { return bitcast<vec4<f32>>(${buf}[(P.o_${r} >> 2u) + i]); }`);
+    if (role.write) lines.push(`fn st4_${r}(i: u32, v: vec4<f32>) { ${buf}[(P.o_${r} >> 2u) + i] = bitcast<vec4<u32>>(v); }`);
+  }
+  return lines.join('\n');
+}
+
 /** The accessors of one role bound to `slot`. */
 function roleAccessors(role: KernelRole, slot: number, kind: SlotKind): string {
   const r = role.name;
@@ -192,7 +215,8 @@ export function uniformFields(spec: KernelSpec): (readonly [string, ParamType])[
  * `nativeF16`: the device has shader-f16 and f16-only slots may use it.
  */
 export function composeWgsl(spec: KernelSpec, slots: readonly number[], nativeF16 = false, dir: string = defaultWgslDir()): string {
-  const kinds = slotKinds(spec, slots, nativeF16);
+  const kinds = slotKinds(spec, slots, spec.vec4 ? false : nativeF16);
+  if (spec.vec4 && spec.roles.some((r) => r.dtype !== 'f32' && r.dtype !== 'i32')) throw new Error(`${spec.key}: 16-byte slots take 32-bit roles only`);
   const fields = uniformFields(spec);
   if (fields.length > MAX_UNIFORM_FIELDS) throw new Error(`${spec.key}: ${fields.length} uniform fields, at most ${MAX_UNIFORM_FIELDS}`);
   const parts: string[] = [];
@@ -201,8 +225,8 @@ export function composeWgsl(spec: KernelSpec, slots: readonly number[], nativeF1
   parts.push(`struct Params {\n${fields.map(([n, t]) => `  ${n}: ${t},`).join('\n')}\n}`);
   parts.push(`@group(0) @binding(${kinds.length}) var<uniform> P: Params;`);
   const element: Record<SlotKind, string> = { u32: 'u32', atomic: 'atomic<u32>', f16: 'f16' };
-  kinds.forEach((kind, s) => parts.push(`@group(0) @binding(${s}) var<storage, read_write> S${s}: array<${element[kind]}>;`));
-  spec.roles.forEach((role, i) => parts.push(roleAccessors(role, slots[i]!, kinds[slots[i]!]!)));
+  kinds.forEach((kind, s) => parts.push(`@group(0) @binding(${s}) var<storage, read_write> S${s}: array<${spec.vec4 ? 'vec4<u32>' : element[kind]}>;`));
+  spec.roles.forEach((role, i) => parts.push(spec.vec4 ? vec4Accessors(role, slots[i]!) : roleAccessors(role, slots[i]!, kinds[slots[i]!]!)));
   const flags = spec.flags ?? {};
   const consts = spec.consts ?? {};
   for (const file of [...PRELUDE, ...spec.files]) parts.push(preprocess(readSource(dir, file), flags, consts, file));

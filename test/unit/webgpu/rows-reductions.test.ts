@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReduceOp } from '../../../src/compute/core/reduce-plan.js';
-import { rowLaunch } from '../../../src/compute/webgpu/rows.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
+import type { Tensor } from '../../../src/compute/tensor/tensor.js';
+import { layerNorm, rowPlan, rowTuning, softmax, type RowPlan } from '../../../src/compute/webgpu/rows.js';
 import { reduceRef, rowsRef } from '../compute/reference.js';
 import {
   closePair,
@@ -121,22 +123,45 @@ function layerNormRef(row: number[], gamma: number[] | undefined, beta: number[]
   return row.map((v, j) => ((v - mean) / Math.sqrt(variance + eps)) * (gamma ? gamma[j]! : 1) + (beta ? beta[j]! : 0));
 }
 
-/** Row lengths reaching every team size, cached and twice-read rows. */
-const COLS = [1, 5, 129, 513, 1031, 4097, 5003];
+/** Row lengths reaching every team size, vec4 (multiples of 4) and scalar loads, and both kinds of split row. */
+const COLS = [1, 5, 12, 129, 516, 1031, 4097, 5003];
+
+/** A row length past what one team holds (split however many rows there are), and one split because its rows are few. */
+const LONG = 32_771;
+const FEW = 9_000;
+
+/** Runs softmax / logSoftmax / layerNorm (gamma and beta from `gb`) on `x` with `plan`, through the backend's op module. */
+function runRowOp(pair: Pair, op: 'softmax' | 'logSoftmax' | 'layerNorm', x: TensorView, rows: number, cols: number, plan?: RowPlan): Tensor {
+  const out = pair.webgpu.empty([rows, cols], x.dtype);
+  if (op === 'layerNorm') layerNorm(pair.backend, x, undefined, undefined, out.view, rows, cols, 1e-5, plan);
+  else softmax(pair.backend, x, out.view, rows, cols, op === 'logSoftmax', plan);
+  return out;
+}
 
 describe.skipIf(skipReason)(suite('WebGPU softmax, logSoftmax, layerNorm'), () => {
-  it('row lengths reach every team size, cached and read twice', () => {
-    const launches = COLS.map(rowLaunch);
-    expect(new Set(launches.map((l) => l.team)).size).toBe(4);
-    expect(launches.some((l) => l.cached === 0)).toBe(true);
+  it('plans: teams sized to the row, registers bounded, long rows and few long rows split', () => {
+    const plans = COLS.map((c) => rowPlan(37, c, 1024));
+    expect(new Set(plans.map((p) => p.team)).size).toBeGreaterThanOrEqual(5);
+    for (const [i, p] of plans.entries()) {
+      expect(p.chunks, `cols ${COLS[i]}`).toBeUndefined();
+      expect(p.team * 4 * p.k).toBeGreaterThanOrEqual(COLS[i]!);
+      expect(4 * p.k).toBeLessThanOrEqual(rowTuning.maxElements);
+    }
+    expect(rowPlan(4096, 32_768, 1024)).toMatchObject({ team: 1024, k: 8 });
+    expect(rowPlan(5000, LONG, 1024).chunks).toBeGreaterThan(1);
+    expect(rowPlan(3, FEW, 1024).chunks).toBeGreaterThan(1);
+    expect(rowPlan(3000, FEW, 1024).chunks).toBeUndefined();
+    // A device with workgroups of 256 holds rows of 8192 in one team, and splits longer ones.
+    expect(rowPlan(5000, 8192, 256)).toMatchObject({ team: 256, k: 8 });
+    expect(rowPlan(5000, 8200, 256).chunks).toBeDefined();
   });
 
   for (const mode of ['subgroups', 'workgroup'] as const) {
     for (const dtype of mode === 'subgroups' ? FLOAT_DTYPES : (['f32'] as const)) {
       it.each([false, true])(`softmax (log %s, ${dtype}, ${mode})`, async (log) => {
         const pair = pairs[mode]!;
-        for (const cols of COLS) {
-          const rows = cols > 1000 ? 3 : 37;
+        for (const cols of dtype === 'f32' ? [...COLS, FEW, LONG] : COLS) {
+          const rows = cols > 5000 ? 2 : cols > 1000 ? 3 : 37;
           const [x, xc] = twin(pair, randomValues(rows * cols, freshSeed(), 3), [rows, cols], dtype);
           using y = log ? pair.webgpu.logSoftmax(x) : pair.webgpu.softmax(x);
           using yc = log ? pair.cpu.logSoftmax(xc) : pair.cpu.softmax(xc);
@@ -149,13 +174,13 @@ describe.skipIf(skipReason)(suite('WebGPU softmax, logSoftmax, layerNorm'), () =
 
       it(`layerNorm with and without gamma/beta (${dtype}, ${mode})`, async () => {
         const pair = pairs[mode]!;
-        // Every team size once (1031 is read twice); every gamma/beta combination on one length.
-        for (const cols of [5, 129, 513, 1031, 5003]) {
-          const rows = cols > 1000 ? 3 : 23;
+        // Every kind of launch once; every gamma/beta combination on one length of each load width.
+        for (const cols of dtype === 'f32' ? [5, 12, 129, 516, 1031, 5003, FEW, LONG] : [5, 12, 129, 516, 1031, 5003]) {
+          const rows = cols > 5000 ? 2 : cols > 1000 ? 3 : 23;
           const [x, xc] = twin(pair, randomValues(rows * cols, freshSeed(), 2, 0.5), [rows, cols], dtype);
           const [g, gc] = twin(pair, randomValues(cols, freshSeed(), 1, 1), [cols], dtype);
           const [b, bc] = twin(pair, randomValues(cols, freshSeed()), [cols], dtype);
-          const combos = cols === 129 ? ([[true, true], [false, false], [true, false], [false, true]] as const) : ([[true, true]] as const);
+          const combos = cols === 129 || cols === 516 || cols === FEW ? ([[true, true], [false, false], [true, false], [false, true]] as const) : ([[true, true]] as const);
           for (const [withG, withB] of combos) {
             using y = pair.webgpu.layerNorm(x, withG ? g : null, withB ? b : null, 1e-5);
             using yc = pair.cpu.layerNorm(xc, withG ? gc : null, withB ? bc : null, 1e-5);
@@ -170,9 +195,49 @@ describe.skipIf(skipReason)(suite('WebGPU softmax, logSoftmax, layerNorm'), () =
     }
   }
 
+  it.each(['subgroups', 'workgroup'])('every plan shape: teams up to 1024, registers up to 32, split chunks, unaligned views (%s)', async (mode) => {
+    const pair = pairs[mode]!;
+    const plans: [string, RowPlan][] = [
+      ['team 1024 x 32', { wg: 1024, team: 1024, k: 8 }],
+      ['team 512 in 1024', { wg: 1024, team: 512, k: 4 }],
+      ['team 32 x 4', { wg: 256, team: 32, k: 1 }],
+      ['team 1', { wg: 256, team: 1, k: 2 }],
+      ['split 256 x 8', { wg: 256, team: 256, k: 2, chunk: 2048, chunks: 3 }],
+      ['split 1024 x 16', { wg: 1024, team: 1024, k: 4, chunk: 16384, chunks: 1 }],
+    ];
+    for (const [name, plan] of plans) {
+      for (const cols of [4100, 5003]) {
+        if (plan.team === 1 && cols > 8) continue;
+        if (plan.chunk === undefined && plan.team * 4 * plan.k < cols) continue;
+        if (plan.chunks !== undefined && plan.chunks !== Math.ceil(cols / plan.chunk!)) continue;
+        for (const offset of [0, 1]) {
+          const rows = 3;
+          const values = randomValues(rows * cols + offset, freshSeed(), 3);
+          values[offset + 7] = NaN;
+          for (let j = 0; j < cols; j += 3) values[offset + cols + j] = -Infinity;
+          using whole = pair.webgpu.tensor(Float32Array.from(values), [rows * cols + offset]);
+          const x: TensorView = { ...whole.view, shape: [rows, cols], offset: whole.view.offset + offset, size: rows * cols };
+          const host = values.slice(offset);
+          using xcRows = pair.cpu.tensor(Float32Array.from(host), [rows, cols]);
+          for (const op of ['softmax', 'logSoftmax', 'layerNorm'] as const) {
+            using y = runRowOp(pair, op, x, rows, cols, plan);
+            using yc = op === 'softmax' ? pair.cpu.softmax(xcRows) : op === 'logSoftmax' ? pair.cpu.logSoftmax(xcRows) : pair.cpu.layerNorm(xcRows);
+            const got = await valuesOf(y);
+            const want = await valuesOf(yc);
+            const label = `${name} ${op} cols ${cols} offset ${offset} (${mode})`;
+            // Row 0 holds a NaN: all NaN; the others: the same non-finite places, finite values close.
+            expectSameValues(`${label} non-finite`, got.map((v) => (Number.isFinite(v) ? 0 : v)), want.map((v) => (Number.isFinite(v) ? 0 : v)));
+            const finite = (a: number[]) => a.slice(cols).map((v) => (Number.isFinite(v) ? v : 0));
+            expectMatches(label, finite(got), finite(want), finite(want), 'f32');
+          }
+        }
+      }
+    }
+  });
+
   it.each(Object.keys({ subgroups: 0, workgroup: 0 }))('special rows: NaN poisons a row, -inf entries get 0, all -inf is NaN, large offsets stay exact (%s)', async (mode) => {
     const pair = pairs[mode]!;
-    for (const cols of [7, 300, 5003]) {
+    for (const cols of [7, 300, 5003, 5004, FEW, LONG]) {
       const values = randomValues(4 * cols, freshSeed());
       values[3] = NaN;
       for (let j = 0; j < cols; j += 2) values[cols + j] = -Infinity;
@@ -187,6 +252,11 @@ describe.skipIf(skipReason)(suite('WebGPU softmax, logSoftmax, layerNorm'), () =
         expectSameValues(`rows 0-2 cols ${cols} log ${log}`, got.slice(0, 3 * cols).map((v) => (Number.isFinite(v) ? 0 : v)), want.slice(0, 3 * cols).map((v) => (Number.isFinite(v) ? 0 : v)));
         expectMatches(`offset row cols ${cols} log ${log}`, got.slice(3 * cols), want.slice(3 * cols), want.slice(3 * cols), 'f32', 1e-5);
       }
+      // layerNorm: the NaN row is NaN, as are the rows holding -inf.
+      using n = pair.webgpu.layerNorm(x, null, null, 1e-5);
+      using nc = pair.cpu.layerNorm(xc, null, null, 1e-5);
+      const got = await valuesOf(n);
+      expectSameValues(`layerNorm rows 0-2 cols ${cols}`, got.slice(0, 3 * cols), (await valuesOf(nc)).slice(0, 3 * cols));
       x.dispose();
       xc.dispose();
     }

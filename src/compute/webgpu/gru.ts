@@ -1,35 +1,46 @@
 /**
  * A GRU layer's recurrence on WebGPU: one dispatch of the fused step kernel per timestep
  * (`kernels/wgsl/gru-step.wgsl`: h·W_hhᵀ, biases, gates and update for every member, batch row
- * and unit), plus the layer-norm pass when the layer has one (`gru-norm.wgsl`). All T steps are
- * recorded into the open batch; the queue orders each step after the one it reads.
+ * and unit; a group of KS invocations per unit and NB batch rows, splitting the columns, with
+ * every load of a chunk in flight at once), plus the layer-norm pass when the layer has one
+ * (`gru-norm.wgsl`). All T steps are recorded into the open batch and go to the device in one
+ * submit; the queue orders each step after the one it reads.
  */
 import type { GruRecurrenceParams } from '../core/gru-params.js';
 import type { TensorView } from '../core/view.js';
 import { cachedSpec, groups1d, type WebGpuOpContext } from './op-context.js';
 import { teamConfig } from './team.js';
-import { WebGpuCapabilityError } from './webgpu-errors.js';
 import type { KernelSpec } from './wgsl.js';
 
 const specs = new Map<string, KernelSpec>();
 
-/** Batch rows and units per workgroup of the step kernel, and the chunk of h staged at a time. */
-const BB = 8;
-const BJ = 32;
-const KC = 32;
+/** Invocations per workgroup of the step kernel, batch rows per group, columns per lane loaded at once. */
+const STEP_WG = 256;
+const NB = 4;
+const MAX_KI = 8;
 const NORM_WG = 256;
+
+/** Lanes per unit: a subgroup of up to 32 where shuffles may combine them, else 32 through workgroup memory. */
+function stepLanes(ctx: WebGpuOpContext): { ks: number; subgroups: boolean } {
+  const sg = ctx.subgroupSize;
+  if (sg === undefined) return { ks: 32, subgroups: false };
+  return { ks: Math.min(32, sg), subgroups: true };
+}
 
 const SEQ_PARAMS = [['s_e', 'u32'], ['s_b', 'u32'], ['s_t', 'u32'], ['slot', 'u32'], ['last', 'u32']] as const;
 
-function stepSpec(p: GruRecurrenceParams, norm: boolean): KernelSpec {
+function stepSpec(ctx: WebGpuOpContext, p: GruRecurrenceParams, norm: boolean): KernelSpec {
   const dtype = p.hN.dtype;
   const bih = p.bIh !== undefined;
   const bhh = p.bHh !== undefined;
-  return cachedSpec(specs, `gru-step|${dtype}|${bih}|${bhh}|${norm}`, () => ({
+  const { ks, subgroups } = stepLanes(ctx);
+  const ki = Math.min(MAX_KI, Math.ceil(p.hidden / ks));
+  const roleTypes = [p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq].map((v) => v?.dtype ?? '-').join(',');
+  return cachedSpec(specs, `gru-step|${dtype}|${roleTypes}|${bih}|${bhh}|${norm}|${ks}|${ki}|${subgroups}`, () => ({
     op: 'gru',
     files: ['math.wgsl', 'gru-step.wgsl'],
-    flags: { BIH: bih, BHH: bhh, NORM: norm },
-    consts: { BB, BJ, KC },
+    flags: { BIH: bih, BHH: bhh, NORM: norm, SUBGROUPS: subgroups },
+    consts: { KS: ks, NB, KI: ki, WG: STEP_WG },
     roles: [
       { name: 'gx', dtype: p.gx.dtype },
       { name: 'w', dtype: p.wHh.dtype },
@@ -48,8 +59,10 @@ function stepSpec(p: GruRecurrenceParams, norm: boolean): KernelSpec {
       ['step', 'u32'],
       ['first', 'u32'],
       ['prev_slot', 'u32'],
+      ['groups', 'u32'],
       ...SEQ_PARAMS,
     ],
+    subgroups,
   }));
 }
 
@@ -78,11 +91,10 @@ function normSpec(ctx: WebGpuOpContext, p: GruRecurrenceParams, team: number): K
 export function webgpuGruRecurrence(ctx: WebGpuOpContext, p: GruRecurrenceParams): void {
   const { ensemble: E, batch: B, steps: T, hidden: H, slots } = p;
   const norm = p.layerNorm !== undefined;
-  const max = ctx.dispatcher.maxGroups;
-  if (E > max || Math.ceil(B / BB) > max) {
-    throw new WebGpuCapabilityError('gru', 'maxComputeWorkgroupsPerDimension', `${E} members x ${Math.ceil(B / BB)} row blocks need more than ${max} workgroups along one side`);
-  }
-  const step = stepSpec(p, norm);
+  const step = stepSpec(ctx, p, norm);
+  const { ks } = stepLanes(ctx);
+  const groups = E * Math.ceil(B / NB) * H;
+  const stepGrid = groups1d(ctx, Math.ceil(groups / (STEP_WG / ks)) * STEP_WG, STEP_WG);
   const scratch = norm ? ctx.scratch(E * B * H * 4) : undefined;
   try {
     const pre = scratch?.view('f32', [E * B * H]);
@@ -103,7 +115,7 @@ export function webgpuGruRecurrence(ctx: WebGpuOpContext, p: GruRecurrenceParams
     const [gE, gB, gT] = p.gxStrides;
     for (let t = 0; t < T; t++) {
       const seq = [sE, sB, sT, t % slots, t === T - 1 ? 1 : 0];
-      ctx.dispatcher.run(step, stepViews, [B, H, gE, gB, gT, t, t === 0 ? 1 : 0, (t + slots - 1) % slots, ...seq], [Math.ceil(H / BJ), Math.ceil(B / BB), E]);
+      ctx.dispatcher.run(step, stepViews, [B, H, gE, gB, gT, t, t === 0 ? 1 : 0, (t + slots - 1) % slots, groups, ...seq], stepGrid);
       if (norm) {
         ctx.dispatcher.run(normSpec(ctx, p, team), normViews, [E * B, B, H, p.layerNorm!.eps, ...seq], groups1d(ctx, E * B * team, NORM_WG));
       }

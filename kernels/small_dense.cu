@@ -12,11 +12,16 @@
 //            a = leftᵀ·diag(s)·right with the singular vectors as rows, s descending; a column
 //            with σ = 0 gets a unit vector orthogonal to the others. info: 0, or 1 when the
 //            sweeps ran out before every pair was orthogonal to tolerance.
+// small_rsvd: a whole truncated SVD of a small matrix (sketch width q ≤ SMALL_RSVD_MAX_Q) in one
+//            launch: the products with A, every orthonormalisation (as small_qr) and the core's
+//            Jacobi SVD (as small_svd) run back to back in one block, the panels in shared memory.
 
 #define SMALL_QR_MAX_COLS 64
 #define SMALL_QR_THREADS 512
 #define SMALL_SVD_MAX 48
 #define SMALL_SVD_SWEEPS 30
+#define SMALL_RSVD_THREADS 1024
+#define SMALL_RSVD_MAX_Q 32
 
 __device__ __forceinline__ float warp_sum_f(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -29,19 +34,19 @@ __device__ __forceinline__ double warp_sum_d(double v) {
 }
 
 // Applies H = I − tau·v·vᵀ (v = [1; p[j+1.., j]]) from the left to columns c0.. of rows j.. of the
-// panel p, one warp per column.
-__device__ void apply_reflector(float* p, int rows, int cols, int j, int c0, float tau) {
+// panel p (row stride ld), one warp per column.
+__device__ void apply_reflector(float* p, int rows, int cols, int ld, int j, int c0, float tau) {
   const int lane = threadIdx.x & 31;
   const int warps = blockDim.x >> 5;
   for (int c = c0 + (threadIdx.x >> 5); c < cols; c += warps) {
     float dot = 0.f;
-    for (int r = j + 1 + lane; r < rows; r += 32) dot += p[r * cols + j] * p[r * cols + c];
-    dot = warp_sum_f(dot) + p[j * cols + c];
+    for (int r = j + 1 + lane; r < rows; r += 32) dot += p[r * ld + j] * p[r * ld + c];
+    dot = warp_sum_f(dot) + p[j * ld + c];
     const float scaled = tau * dot;
     // Every lane has read the head: lane 0 may update it (shuffles order execution, not memory).
     __syncwarp();
-    if (lane == 0) p[j * cols + c] -= scaled;
-    for (int r = j + 1 + lane; r < rows; r += 32) p[r * cols + c] -= scaled * p[r * cols + j];
+    if (lane == 0) p[j * ld + c] -= scaled;
+    for (int r = j + 1 + lane; r < rows; r += 32) p[r * ld + c] -= scaled * p[r * ld + j];
   }
 }
 
@@ -49,11 +54,11 @@ __device__ void apply_reflector(float* p, int rows, int cols, int j, int c0, flo
 // 1e-5 of the column), a column counts as dependent and CholeskyQR2 gives way to Householder.
 #define SMALL_QR_PIVOT_FLOOR 1e-10
 
-// CholeskyQR2 in place on the panel: twice G = PᵀP (f64), G = RᵀR (R upper), P ← P·R⁻¹. Returns
+// CholeskyQR2 in place on the panel (row stride ld): twice G = PᵀP (f64), G = RᵀR (R upper), P ← P·R⁻¹. Returns
 // false, the panel then spoilt, when a pivot falls under SMALL_QR_PIVOT_FLOOR of its column's
 // squared norm (rank deficiency, or a condition past what two passes repair). `g` holds
-// cols×cols doubles and `diag` cols; both are shared, as is `good`.
-__device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* diag, int* good) {
+// cols×cols doubles, `diag` and `rinv` (1/R's diagonal) cols each; all shared, as is `good`.
+__device__ bool cholesky_qr2(float* p, int rows, int cols, int ld, double* g, double* diag, double* rinv, int* good) {
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const int warp = tid >> 5;
@@ -66,7 +71,7 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* di
       while (rest >= cols - a) rest -= cols - a++;
       const int b = a + rest;
       double sum = 0.0;
-      for (int r = lane; r < rows; r += 32) sum += (double)p[r * cols + a] * (double)p[r * cols + b];
+      for (int r = lane; r < rows; r += 32) sum += (double)p[r * ld + a] * (double)p[r * ld + b];
       sum = warp_sum_d(sum);
       if (lane == 0) {
         g[a * cols + b] = sum;
@@ -74,7 +79,8 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* di
       }
     }
     __syncthreads();
-    // Right-looking Cholesky by one warp: row k of R, then the trailing upper triangle.
+    // Right-looking Cholesky by one warp: row k of R, then the trailing upper triangle, each lane
+    // updating its own columns so that a lane's loads never wait on another lane's stores.
     if (warp == 0) {
       int ok = 1;
       for (int k = 0; k < cols; ++k) {
@@ -83,12 +89,22 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* di
           ok = 0;
           break;
         }
-        const double rkk = sqrt(pivot);
-        __syncwarp();  // every lane has read the pivot before lane 0 overwrites it with rkk
-        for (int j = k + lane; j < cols; j += 32) g[k * cols + j] = j == k ? rkk : g[k * cols + j] / rkk;
+        const double inv = rsqrt(pivot);
+        __syncwarp();  // every lane has read the pivot before its owner overwrites it
+        for (int j = k + lane; j < cols; j += 32) g[k * cols + j] = j == k ? pivot * inv : g[k * cols + j] * inv;
+        if (lane == 0) rinv[k] = inv;
         __syncwarp();
-        for (int i = k + 1; i < cols; ++i) {
-          for (int j = i + lane; j < cols; j += 32) g[i * cols + j] -= g[k * cols + i] * g[k * cols + j];
+        for (int j = k + 1 + lane; j < cols; j += 32) {
+          const double rkj = g[k * cols + j];
+          // Four rows' loads ahead of their stores: the compiler cannot tell the rows apart.
+          for (int i0 = k + 1; i0 <= j; i0 += 4) {
+            double next[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) next[u] = i0 + u <= j ? g[(i0 + u) * cols + j] - g[k * cols + i0 + u] * rkj : 0.0;
+#pragma unroll
+            for (int u = 0; u < 4; ++u)
+              if (i0 + u <= j) g[(i0 + u) * cols + j] = next[u];
+          }
         }
         __syncwarp();
       }
@@ -96,13 +112,19 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* di
     }
     __syncthreads();
     if (!*good) return false;
-    // P ← P·R⁻¹, a thread per row: forward substitution of y·R = p over the row, in place.
+    // P ← P·R⁻¹, a thread per row: forward substitution of y·R = p over the row, in place, each
+    // sum in two chains.
     for (int r = tid; r < rows; r += blockDim.x) {
-      float* row = p + r * cols;
+      float* row = p + r * ld;
       for (int j = 0; j < cols; ++j) {
-        double v = row[j];
-        for (int i = 0; i < j; ++i) v -= (double)row[i] * g[i * cols + j];
-        row[j] = (float)(v / g[j * cols + j]);
+        double even = row[j], odd = 0.0;
+        int i = 0;
+        for (; i + 1 < j; i += 2) {
+          even -= (double)row[i] * g[i * cols + j];
+          odd -= (double)row[i + 1] * g[(i + 1) * cols + j];
+        }
+        if (i < j) even -= (double)row[i] * g[i * cols + j];
+        row[j] = (float)((even + odd) * rinv[j]);
       }
     }
     __syncthreads();
@@ -110,35 +132,18 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, double* g, double* di
   return true;
 }
 
-// The panel lives in dynamic shared memory (rows·cols floats): every step reads what the one
-// before wrote, so shared memory's latency, not global memory's, sets the pace.
-extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const float* __restrict__ x, float* __restrict__ q, int rows,
-                                                                        int cols) {
-  extern __shared__ float panel[];
-  __shared__ float tau[SMALL_QR_MAX_COLS];
-  __shared__ double warp_norms[SMALL_QR_THREADS / 32];
-  __shared__ double gram[SMALL_QR_MAX_COLS * SMALL_QR_MAX_COLS];
-  __shared__ double gram_diag[SMALL_QR_MAX_COLS];
-  __shared__ int cholesky_good;
+// Householder QR in place: the panel (rows×cols, row stride ld, as given) becomes the orthonormal Q of its QR
+// (LAPACK's geqr2 then org2r in f32). `tau` holds cols floats and `warp_norms` a double per warp;
+// both are shared.
+__device__ void householder_qr(float* panel, int rows, int cols, int ld, float* tau, double* warp_norms) {
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const int warps = blockDim.x >> 5;
-  const int size = rows * cols;
-  for (int i = tid; i < size; i += blockDim.x) panel[i] = x[i];
-  __syncthreads();
-  if (cholesky_qr2(panel, rows, cols, gram, gram_diag, &cholesky_good)) {
-    for (int i = tid; i < size; i += blockDim.x) q[i] = panel[i];
-    return;
-  }
-  // Householder from the panel as given.
-  for (int i = tid; i < size; i += blockDim.x) panel[i] = x[i];
-  __syncthreads();
-
   // Factor: H_j zeroes column j below the diagonal; v_j is stored there (its leading 1 implied).
   for (int j = 0; j < cols; ++j) {
     double ss = 0.0;
     for (int r = j + 1 + tid; r < rows; r += blockDim.x) {
-      const double v = panel[r * cols + j];
+      const double v = panel[r * ld + j];
       ss += v * v;
     }
     ss = warp_sum_d(ss);
@@ -147,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const fl
     // Every thread derives the reflector itself (LAPACK's dlarfg): no second barrier needed.
     double below = 0.0;
     for (int w = 0; w < warps; ++w) below += warp_norms[w];
-    const double alpha = panel[j * cols + j];
+    const double alpha = panel[j * ld + j];
     float t = 0.f, scale = 0.f, beta = (float)alpha;
     if (below > 0.0) {  // else already upper triangular here: H_j = I
       const double norm = sqrt(alpha * alpha + below);
@@ -156,12 +161,12 @@ extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const fl
       scale = (float)(1.0 / (alpha - b));
       beta = (float)b;
     }
-    for (int r = j + 1 + tid; r < rows; r += blockDim.x) panel[r * cols + j] *= scale;
+    for (int r = j + 1 + tid; r < rows; r += blockDim.x) panel[r * ld + j] *= scale;
     __syncthreads();  // v is complete, and every thread has read alpha
-    if (t != 0.f) apply_reflector(panel, rows, cols, j, j + 1, t);
+    if (t != 0.f) apply_reflector(panel, rows, cols, ld, j, j + 1, t);
     if (tid == 0) {
       tau[j] = t;
-      panel[j * cols + j] = beta;
+      panel[j * ld + j] = beta;
     }
     __syncthreads();
   }
@@ -169,17 +174,41 @@ extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const fl
   // Form Q = H_0·…·H_{cols−1}·I[:, :cols] in place, last reflector first (LAPACK's org2r).
   for (int j = cols - 1; j >= 0; --j) {
     const float t = tau[j];
-    if (j < cols - 1 && t != 0.f) apply_reflector(panel, rows, cols, j, j + 1, t);
+    if (j < cols - 1 && t != 0.f) apply_reflector(panel, rows, cols, ld, j, j + 1, t);
     __syncthreads();
     for (int r = tid; r < rows; r += blockDim.x) {
-      float* at = panel + r * cols + j;
+      float* at = panel + r * ld + j;
       if (r < j) *at = 0.f;
       else if (r == j) *at = 1.f - t;
       else *at *= -t;
     }
     __syncthreads();
   }
-  for (int i = tid; i < size; i += blockDim.x) q[i] = panel[i];
+}
+
+// The panel lives in dynamic shared memory (rows·(cols | 1) floats: an odd row stride spreads a
+// column over the banks): every step reads what the one before wrote, so shared memory's
+// latency, not global memory's, sets the pace.
+extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const float* __restrict__ x, float* __restrict__ q, int rows,
+                                                                        int cols) {
+  extern __shared__ float panel[];
+  __shared__ float tau[SMALL_QR_MAX_COLS];
+  __shared__ double warp_norms[32];
+  __shared__ double gram[SMALL_QR_MAX_COLS * SMALL_QR_MAX_COLS];
+  __shared__ double gram_diag[SMALL_QR_MAX_COLS];
+  __shared__ double gram_rinv[SMALL_QR_MAX_COLS];
+  __shared__ int cholesky_good;
+  const int size = rows * cols;
+  const int ld = cols | 1;
+  for (int i = threadIdx.x; i < size; i += blockDim.x) panel[i / cols * ld + i % cols] = x[i];
+  __syncthreads();
+  if (!cholesky_qr2(panel, rows, cols, ld, gram, gram_diag, gram_rinv, &cholesky_good)) {
+    // Householder from the panel as given.
+    for (int i = threadIdx.x; i < size; i += blockDim.x) panel[i / cols * ld + i % cols] = x[i];
+    __syncthreads();
+    householder_qr(panel, rows, cols, ld, tau, warp_norms);
+  }
+  for (int i = threadIdx.x; i < size; i += blockDim.x) q[i] = panel[i / cols * ld + i % cols];
 }
 
 // Player `t` of round `round` in the circle method over `m` = even players: 0 stays, the others rotate.
@@ -187,27 +216,25 @@ __device__ __forceinline__ int circle_player(int t, int round, int m) {
   return t == 0 ? 0 : 1 + (round + t - 1) % (m - 1);
 }
 
-extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const float* __restrict__ a, float* __restrict__ left,
-                                                                           float* __restrict__ s, float* __restrict__ right, int n,
-                                                                           int* __restrict__ info) {
-  // Columns of a and of V, each contiguous (a column-major copy), padded against bank conflicts.
-  __shared__ double cols_a[SMALL_SVD_MAX][SMALL_SVD_MAX + 1];
-  __shared__ double cols_v[SMALL_SVD_MAX][SMALL_SVD_MAX + 1];
-  __shared__ double sigma[SMALL_SVD_MAX];
-  __shared__ int order[SMALL_SVD_MAX];
-  __shared__ int rotated;
+// Columns of the matrix being rotated and of V (at most CAP), each contiguous, padded against bank conflicts.
+template <int CAP>
+using JacobiColumns = double[CAP][CAP + 1];
+
+// One-sided Jacobi sweeps over the n columns of cols_a, rotations accumulated into cols_v (which
+// starts as the identity): a warp per pair of one round of the circle method. Returns the sweeps
+// run, SMALL_SVD_SWEEPS when they ran out before every pair was orthogonal to tolerance.
+// `rotated` is two shared flags, alternating between sweeps so that one sweep's reset never
+// meets the last one's read.
+template <int CAP>
+__device__ int jacobi_sweeps(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& cols_v, int n, int* rotated) {
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const int warp = tid >> 5;
-  for (int i = tid; i < n * n; i += blockDim.x) {
-    const int r = i / n, c = i % n;
-    cols_a[c][r] = a[i];
-    cols_v[c][r] = r == c ? 1.0 : 0.0;
-  }
   const int players = n + (n & 1);  // an odd n gets a bye player (index n): its pairs are skipped
   int sweep = 0;
   for (; sweep < SMALL_SVD_SWEEPS; ++sweep) {
-    if (tid == 0) rotated = 0;
+    int* flag = rotated + (sweep & 1);
+    if (tid == 0) *flag = 0;
     __syncthreads();
     for (int round = 0; round < players - 1; ++round) {
       if (warp < players / 2) {
@@ -229,10 +256,15 @@ extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const
           alpha = warp_sum_d(alpha);
           beta = warp_sum_d(beta);
           gamma = warp_sum_d(gamma);
-          if (gamma != 0.0 && fabs(gamma) > 1e-13 * sqrt(alpha * beta)) {
+          // |γ| > 1e-10·√(αβ), squared: past that the columns are orthogonal far below f32's resolution.
+          if (gamma != 0.0 && gamma * gamma > 1e-20 * (alpha * beta)) {
+            // tan θ in f32 (its special functions take a few cycles, f64's a hundred): c and s
+            // from it in f64 still make an exact rotation, and an angle off in the 8th digit only
+            // leaves a γ that the next sweep removes. Past 1e18, where ζ² overflows f32, t = 1/(2ζ).
             const double zeta = (beta - alpha) / (2.0 * gamma);
-            const double t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
-            const double c = 1.0 / sqrt(1.0 + t * t);
+            const float zf = (float)zeta;
+            const double t = fabs(zeta) < 1e18 ? (double)((zf >= 0.f ? 1.f : -1.f) / (fabsf(zf) + sqrtf(fmaf(zf, zf, 1.f)))) : 0.5 / zeta;
+            const double c = rsqrt(1.0 + t * t);
             const double sn = c * t;
             for (int r = lane; r < n; r += 32) {
               const double ai = cols_a[i][r], aj = cols_a[j][r];
@@ -242,24 +274,30 @@ extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const
               cols_v[i][r] = c * vi - sn * vj;
               cols_v[j][r] = sn * vi + c * vj;
             }
-            if (lane == 0) rotated = 1;
+            if (lane == 0) atomicOr(flag, 1);
           }
         }
       }
       __syncthreads();
     }
-    if (!rotated) break;
-    __syncthreads();
+    if (!*flag) break;
   }
+  return sweep;
+}
 
-  // σ_j = ‖column j‖; sort descending; left_k = column/σ, right_k = V's column.
-  if (warp < n) {
-    for (int j = warp; j < n; j += blockDim.x >> 5) {
-      double ss = 0.0;
-      for (int r = lane; r < n; r += 32) ss += cols_a[j][r] * cols_a[j][r];
-      ss = warp_sum_d(ss);
-      if (lane == 0) sigma[j] = sqrt(ss);
-    }
+// After jacobi_sweeps: σ_j = ‖column j‖ sorted descending into s (its leading `count`), and the
+// matching rows of left (column/σ) and right (V's column), each row n long. `left` and `right`
+// may be global or shared. `sigma` and `order` are shared scratch of n entries.
+template <int CAP>
+__device__ void singular_vectors(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& cols_v, int n, int count, double* sigma, int* order,
+                                 float* left, float* s, float* right) {
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  for (int j = tid >> 5; j < n; j += blockDim.x >> 5) {
+    double ss = 0.0;
+    for (int r = lane; r < n; r += 32) ss += cols_a[j][r] * cols_a[j][r];
+    ss = warp_sum_d(ss);
+    if (lane == 0) sigma[j] = sqrt(ss);
   }
   __syncthreads();
   if (tid == 0) {
@@ -272,10 +310,9 @@ extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const
       order[j] = order[best];
       order[best] = t;
     }
-    if (info != nullptr) *info = sweep < SMALL_SVD_SWEEPS ? 0 : 1;
   }
   __syncthreads();
-  for (int i = tid; i < n * n; i += blockDim.x) {
+  for (int i = tid; i < count * n; i += blockDim.x) {
     const int k = i / n, r = i % n;
     const int j = order[k];
     const double sj = sigma[j];
@@ -286,13 +323,13 @@ extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const
   __syncthreads();
   // A zero σ leaves its left vector undefined: complete it from the unit vectors (one thread; rare).
   if (tid == 0) {
-    for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < count; ++k) {
       if (sigma[order[k]] > 0.0) continue;
       for (int e = 0; e < n; ++e) {
-        double w[SMALL_SVD_MAX];
+        double w[CAP];
         for (int r = 0; r < n; ++r) w[r] = r == e ? 1.0 : 0.0;
         for (int pass = 0; pass < 2; ++pass) {
-          for (int l = 0; l < n; ++l) {
+          for (int l = 0; l < count; ++l) {
             if (l == k || (l > k && sigma[order[l]] <= 0.0)) continue;  // later zero columns are not set yet
             double dot = 0.0;
             for (int r = 0; r < n; ++r) dot += (double)left[(size_t)l * n + r] * w[r];
@@ -309,4 +346,223 @@ extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const
       }
     }
   }
+  __syncthreads();
+}
+
+extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const float* __restrict__ a, float* __restrict__ left,
+                                                                           float* __restrict__ s, float* __restrict__ right, int n,
+                                                                           int* __restrict__ info) {
+  __shared__ JacobiColumns<SMALL_SVD_MAX> cols_a, cols_v;
+  __shared__ double sigma[SMALL_SVD_MAX];
+  __shared__ int order[SMALL_SVD_MAX];
+  __shared__ int rotated[2];
+  for (int i = threadIdx.x; i < n * n; i += blockDim.x) {
+    const int r = i / n, c = i % n;
+    cols_a[c][r] = a[i];
+    cols_v[c][r] = r == c ? 1.0 : 0.0;
+  }
+  __syncthreads();
+  const int sweeps = jacobi_sweeps(cols_a, cols_v, n, rotated);
+  if (threadIdx.x == 0 && info != nullptr) *info = sweeps < SMALL_SVD_SWEEPS ? 0 : 1;
+  singular_vectors(cols_a, cols_v, n, n, sigma, order, left, s, right);
+}
+
+// Sketch product into shared y (row stride ldy): alpha·A·x (m×q, x n×q) or with `transpose`
+// alpha·Aᵀ·x (n×q, x m×q), x of row stride ldx; A row-major m×n in global memory (read through
+// L1), x shared or global. A thread per C
+// consecutive outputs of a row of y (each value of A loaded once for them), consecutive threads
+// reading consecutive elements of A's rows in the transposed form.
+template <int C>
+__device__ void sketch_product(const float* __restrict__ a, const float* x, int ldx, float* y, int ldy, int m, int n, int q, float alpha,
+                               bool transpose) {
+  const int groups = (q + C - 1) / C;
+  const int rows = transpose ? n : m;
+  for (int o = threadIdx.x; o < rows * groups; o += blockDim.x) {
+    const int row = transpose ? o % rows : o / groups;
+    const int c0 = (transpose ? o / rows : o % groups) * C;
+    float acc[C];
+#pragma unroll
+    for (int u = 0; u < C; ++u) acc[u] = 0.f;
+    const int len = transpose ? m : n;
+    for (int l = 0; l < len; ++l) {
+      const float value = __ldg(transpose ? a + (size_t)l * n + row : a + (size_t)row * n + l);
+      const float* xl = x + l * ldx + c0;
+#pragma unroll
+      for (int u = 0; u < C; ++u)
+        if (c0 + u < q) acc[u] = fmaf(value, xl[u], acc[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < C; ++u)
+      if (c0 + u < q) y[row * ldy + c0 + u] = alpha * acc[u];
+  }
+  __syncthreads();
+}
+
+// The products of the one-launch SVD: α·A·x in groups of 6 columns (m·⌈q/6⌉ threads), α·Aᵀ·x in
+// groups of 4 (n·⌈q/4⌉: the transposed form's threads are fewer and their sums longer).
+__device__ __forceinline__ void a_times(const float* __restrict__ a, const float* x, int ldx, float* y, int ldy, int m, int n, int q, float alpha) {
+  sketch_product<6>(a, x, ldx, y, ldy, m, n, q, alpha, false);
+}
+__device__ __forceinline__ void at_times(const float* __restrict__ a, const float* x, int ldx, float* y, int ldy, int m, int n, int q, float alpha) {
+  sketch_product<4>(a, x, ldx, y, ldy, m, n, q, alpha, true);
+}
+
+// The larger of two values, NaN if either is (the reductions' max); `lower` for the smaller.
+__device__ __forceinline__ float nan_extreme(float x, float y, bool lower) {
+  if (x != x || y != y) return __int_as_float(0x7fc00000);
+  return lower ? fminf(x, y) : fmaxf(x, y);
+}
+
+// Shared scratch of the one-launch SVD besides its panels.
+struct RsvdScratch {
+  double gram[SMALL_RSVD_MAX_Q * SMALL_RSVD_MAX_Q];
+  double gram_diag[SMALL_RSVD_MAX_Q];
+  double rinv[SMALL_RSVD_MAX_Q];
+  double warp_norms[32];
+  float tau[SMALL_RSVD_MAX_Q];
+  JacobiColumns<SMALL_RSVD_MAX_Q> cols_a, cols_v;
+  double sigma[SMALL_RSVD_MAX_Q];
+  int order[SMALL_RSVD_MAX_Q];
+  float left[SMALL_RSVD_MAX_Q * SMALL_RSVD_MAX_Q];   // the core's leading k left singular vectors, rows of q
+  float right[SMALL_RSVD_MAX_Q * SMALL_RSVD_MAX_Q];  // and right ones
+  float polish[SMALL_RSVD_MAX_Q * SMALL_RSVD_MAX_Q];  // k×k Gram matrix of U or V
+  float s[SMALL_RSVD_MAX_Q];
+  float hi[32], lo[32];
+  int good, rotated[2];
+};
+
+// panel (rows×q, row stride ld, shared) ← an orthonormal basis of its columns: CholeskyQR2, or
+// where it breaks down, Householder QR of the panel as `refill` recomputes it.
+template <typename Refill>
+__device__ void orthonormalize_panel(float* panel, int rows, int q, int ld, RsvdScratch& sc, Refill refill) {
+  if (cholesky_qr2(panel, rows, q, ld, sc.gram, sc.gram_diag, sc.rinv, &sc.good)) return;
+  refill();
+  householder_qr(panel, rows, q, ld, sc.tau, sc.warp_norms);
+}
+
+// One Newton–Schulz step towards orthonormal columns of x (rows×k, global, row-major): x ←
+// 1.5·x − 0.5·x·(xᵀx), or with `by_rows` towards orthonormal rows of x (k×cols): x ← 1.5·x −
+// 0.5·(x·xᵀ)·x. `tmp` is shared room for rows·k floats.
+__device__ void polish_step(float* x, int rows, int cols, bool by_rows, float* gram, float* tmp) {
+  const int k = by_rows ? rows : cols;
+  const int len = by_rows ? cols : rows;
+  for (int o = threadIdx.x; o < k * k; o += blockDim.x) {
+    const int i = o / k, j = o % k;
+    float acc = 0.f;
+    for (int l = 0; l < len; ++l) acc = by_rows ? fmaf(x[i * cols + l], x[j * cols + l], acc) : fmaf(x[l * cols + i], x[l * cols + j], acc);
+    gram[o] = acc;
+  }
+  __syncthreads();
+  for (int o = threadIdx.x; o < rows * cols; o += blockDim.x) {
+    const int r = o / cols, c = o % cols;
+    float acc = 0.f;
+    if (by_rows) {
+      for (int l = 0; l < k; ++l) acc = fmaf(gram[r * k + l], x[l * cols + c], acc);
+    } else {
+      for (int l = 0; l < k; ++l) acc = fmaf(x[r * cols + l], gram[l * k + c], acc);
+    }
+    tmp[o] = fmaf(-0.5f, acc, 1.5f * x[o]);
+  }
+  __syncthreads();
+  for (int o = threadIdx.x; o < rows * cols; o += blockDim.x) x[o] = tmp[o];
+  __syncthreads();
+}
+
+// gpu.svd's truncated SVD of a small row-major m×n matrix a in one block (ops/svd.ts has the
+// algorithm): max|a| and NaN/±∞, Y = α·A·Ω orthonormalised, `iters` power iterations
+// (Z = orth(α·Aᵀ·Y), Y = orth(α·A·Z)), Bᵀ = α·Aᵀ·Y, P = orth(Bᵀ), the q×q core Bᵀᵀ·P by
+// Jacobi, U = Y·Xₖᵀ and V = Yₖ·Pᵀ each polished by a Newton–Schulz step, s = σₖ/α. α is the
+// power of two nearest 1/max|a|. Each orthonormalisation is CholeskyQR2 with Householder QR
+// where it breaks down. status ← [max a, min a (NaN if any is), 1 if the core's Jacobi ran out
+// of sweeps else 0]; on a non-finite a nothing else is written.
+// Dynamic shared memory: the panels Y (m×q), Z (n×q) and P (n×q), (m + 2n)·q floats.
+extern "C" __global__ void __launch_bounds__(SMALL_RSVD_THREADS) small_rsvd(const float* __restrict__ a, const float* __restrict__ omega,
+                                                                            float* __restrict__ u, float* __restrict__ s,
+                                                                            float* __restrict__ v, int m, int n, int q, int k, int iters,
+                                                                            float* __restrict__ status) {
+  extern __shared__ float panels[];
+  __shared__ RsvdScratch sc;
+  const int ld = q | 1;  // an odd row stride spreads a column over the banks
+  float* y = panels;
+  float* z = y + m * ld;
+  float* p = z + n * ld;
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+
+  float hi = -__int_as_float(0x7f800000), lo = __int_as_float(0x7f800000);
+  for (int i = tid; i < m * n; i += blockDim.x) {
+    const float x = a[i];
+    hi = nan_extreme(hi, x, false);
+    lo = nan_extreme(lo, x, true);
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    hi = nan_extreme(hi, __shfl_xor_sync(0xffffffffu, hi, o), false);
+    lo = nan_extreme(lo, __shfl_xor_sync(0xffffffffu, lo, o), true);
+  }
+  if (lane == 0) {
+    sc.hi[tid >> 5] = hi;
+    sc.lo[tid >> 5] = lo;
+  }
+  __syncthreads();
+  hi = sc.hi[0];
+  lo = sc.lo[0];
+  for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
+    hi = nan_extreme(hi, sc.hi[w], false);
+    lo = nan_extreme(lo, sc.lo[w], true);
+  }
+  if (tid == 0) {
+    status[0] = hi;
+    status[1] = lo;
+    status[2] = 0.f;
+  }
+  if (!isfinite(hi) || !isfinite(lo)) return;
+  const float max_abs = fmaxf(fabsf(hi), fabsf(lo));
+  const int exponent = max_abs > 0.f ? max(-100, min(100, (int)floor(log2((double)max_abs) + 0.5))) : 0;
+  const float alpha = ldexpf(1.f, -exponent);
+
+  a_times(a, omega, q, y, ld, m, n, q, alpha);
+  orthonormalize_panel(y, m, q, ld, sc, [&] { a_times(a, omega, q, y, ld, m, n, q, alpha); });
+  for (int it = 0; it < iters; ++it) {
+    at_times(a, y, ld, z, ld, m, n, q, alpha);
+    orthonormalize_panel(z, n, q, ld, sc, [&] { at_times(a, y, ld, z, ld, m, n, q, alpha); });
+    a_times(a, z, ld, y, ld, m, n, q, alpha);
+    orthonormalize_panel(y, m, q, ld, sc, [&] { a_times(a, z, ld, y, ld, m, n, q, alpha); });
+  }
+  at_times(a, y, ld, z, ld, m, n, q, alpha);  // Bᵀ
+  const auto copy_bt = [&] {
+    for (int i = tid; i < n * ld; i += blockDim.x) p[i] = z[i];
+    __syncthreads();
+  };
+  copy_bt();
+  orthonormalize_panel(p, n, q, ld, sc, copy_bt);
+
+  // The core Bᵀᵀ·P, column-major into the Jacobi columns.
+  for (int o = tid; o < q * q; o += blockDim.x) {
+    const int r = o / q, c = o % q;
+    double acc = 0.0;
+    for (int i = 0; i < n; ++i) acc += (double)z[i * ld + r] * (double)p[i * ld + c];
+    sc.cols_a[c][r] = acc;
+    sc.cols_v[c][r] = r == c ? 1.0 : 0.0;
+  }
+  __syncthreads();
+  const int sweeps = jacobi_sweeps(sc.cols_a, sc.cols_v, q, sc.rotated);
+  if (tid == 0 && sweeps >= SMALL_SVD_SWEEPS) status[2] = 1.f;
+  singular_vectors(sc.cols_a, sc.cols_v, q, k, sc.sigma, sc.order, sc.left, sc.s, sc.right);
+
+  for (int o = tid; o < m * k; o += blockDim.x) {
+    const int i = o / k, t = o % k;
+    float acc = 0.f;
+    for (int r = 0; r < q; ++r) acc = fmaf(y[i * ld + r], sc.left[t * q + r], acc);
+    u[o] = acc;
+  }
+  for (int o = tid; o < k * n; o += blockDim.x) {
+    const int t = o / n, j = o % n;
+    float acc = 0.f;
+    for (int r = 0; r < q; ++r) acc = fmaf(sc.right[t * q + r], p[j * ld + r], acc);
+    v[o] = acc;
+  }
+  if (tid < k) s[tid] = sc.s[tid] / alpha;
+  __syncthreads();
+  polish_step(u, m, k, false, sc.polish, y);
+  polish_step(v, k, n, true, sc.polish, p);
 }

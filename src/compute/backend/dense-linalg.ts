@@ -18,7 +18,8 @@ export interface DenseLinalg {
   readonly name: string;
   /**
    * Sizes factored by one launch each, without a library call or workspace: `orthonormalize` of
-   * panels with rows·cols ≤ `qrElements` and cols ≤ `qrColumns`, `svd` up to n = `svdOrder`.
+   * panels with rows·(cols | 1) ≤ `qrElements` (cols made odd: the row stride the kernel keeps)
+   * and cols ≤ `qrColumns`, `svd` up to n = `svdOrder`.
    * There a truncated SVD of a narrow sketch runs on the device faster than on the host.
    */
   readonly small?: { readonly qrElements: number; readonly qrColumns: number; readonly svdOrder: number };
@@ -42,6 +43,35 @@ export interface DenseLinalg {
    * row j of `left` (n×n) is the j-th left singular vector and row j of `right` the j-th right one.
    */
   svd(a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void;
+  /**
+   * The whole truncated SVD of a small matrix in one device call, where `fits` says so: the
+   * algorithm of `gpu.svd` (ops/svd.ts) from the Gaussian test matrix to the polished factors,
+   * with its finiteness check folded in. `status` (3 f32 elements) ← [max a, min a, 1 if the
+   * core's SVD did not converge else 0]; max or min non-finite means nothing else was written.
+   */
+  readonly truncatedSvd?: {
+    fits(m: number, n: number, q: number): boolean;
+    run(views: TruncatedSvdViews, problem: TruncatedSvdShape): void;
+  };
+}
+
+/** The tensors of {@link DenseLinalg.truncatedSvd}: a (m×n), omega (n×q), u (m×k), s (k), v (k×n), status (3). */
+export interface TruncatedSvdViews {
+  readonly a: TensorView;
+  readonly omega: TensorView;
+  readonly u: TensorView;
+  readonly s: TensorView;
+  readonly v: TensorView;
+  readonly status: TensorView;
+}
+
+/** The extents of {@link DenseLinalg.truncatedSvd}: q sketch columns, k = rank ≤ q. */
+export interface TruncatedSvdShape {
+  readonly m: number;
+  readonly n: number;
+  readonly q: number;
+  readonly rank: number;
+  readonly powerIterations: number;
 }
 
 /** A device factorization reported a failure through its devInfo (read back once, after the whole call). */

@@ -25,7 +25,7 @@ import type { DenseLinalg } from '../backend/dense-linalg.js';
 import type { TensorView } from '../core/view.js';
 import type { OpStateKey } from '../backend/op-states.js';
 import type { CudaContext } from './cuda-context.js';
-import { smallDenseLimits, smallQr, smallSvd, type SmallDenseLimits } from './small-dense.js';
+import { smallDenseLimits, smallQr, smallRandomizedSvd, smallRandomizedSvdFits, smallSvd, type SmallDenseLimits } from './small-dense.js';
 
 /** The backend's dense linear algebra, created on first use; none when cuSOLVER or cuBLAS cannot be loaded. */
 const DENSE_LINALG: OpStateKey<{ linalg: CudaDenseLinalg | undefined; dispose(): void }, CudaContext> = {
@@ -57,6 +57,7 @@ export function cudaDenseLinalg(backend: CudaContext): DenseLinalg | undefined {
 class CudaDenseLinalg implements DenseLinalg {
   readonly name: string;
   readonly small: SmallDenseLimits;
+  readonly truncatedSvd: NonNullable<DenseLinalg['truncatedSvd']>;
 
   constructor(
     private readonly backend: CudaContext,
@@ -65,6 +66,11 @@ class CudaDenseLinalg implements DenseLinalg {
   ) {
     this.name = `cuSOLVER ${handle.version}`;
     this.small = smallDenseLimits(backend.device.sharedMemoryPerBlockOptin);
+    const optin = backend.device.sharedMemoryPerBlockOptin;
+    this.truncatedSvd = {
+      fits: (m, n, q) => smallRandomizedSvdFits(m, n, q, optin),
+      run: (views, problem) => smallRandomizedSvd(backend, views, problem),
+    };
   }
 
   /** Destroys both handles (they belong to the backend's context). */
@@ -76,7 +82,7 @@ class CudaDenseLinalg implements DenseLinalg {
   orthonormalize(x: TensorView, out: TensorView, rows: number, cols: number, info: TensorView): void {
     const { backend } = this;
     const size = rows * cols;
-    if (size <= this.small.qrElements && cols <= this.small.qrColumns) {
+    if (rows * (cols | 1) <= this.small.qrElements && cols <= this.small.qrColumns) {
       smallQr(backend, x, out, rows, cols); // it cannot fail: info stays 0
       return;
     }

@@ -2,10 +2,12 @@
  * The one-block factorizations of `kernels/small_dense.cu` (CholeskyQR2 of a narrow panel, with
  * Householder QR where it breaks down; the Jacobi SVD of a small square core): what the CUDA
  * dense linear algebra runs instead of cuSOLVER for the small sizes of narrow SVD sketches, where
- * a library call's fixed cost dominates.
+ * a library call's fixed cost dominates; and the whole truncated SVD of a small matrix in one
+ * launch of one block (`small_rsvd`), where the chain of launches itself is the cost.
  */
 import { GpuError } from '../../errors.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
+import type { TruncatedSvdShape, TruncatedSvdViews } from '../backend/dense-linalg.js';
 import type { TensorView } from '../core/view.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
 import type { CudaContext } from './cuda-context.js';
@@ -13,9 +15,11 @@ import type { CudaContext } from './cuda-context.js';
 /** The module of both kernels (no specialisation). */
 export const SMALL_DENSE_SPEC: ModuleSpec = { file: 'small_dense.cu' };
 /** The kernels it defines. */
-export const SMALL_DENSE_KERNELS = ['small_qr', 'small_svd'] as const;
+export const SMALL_DENSE_KERNELS = ['small_qr', 'small_svd', 'small_rsvd'] as const;
 const QR_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32'];
 const SVD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'ptr'];
+/** a, omega, u, s, v, m, n, q, k, iters, status. */
+const RSVD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'ptr'];
 
 /** The sizes the one-block kernels take on a device (see `DenseLinalg.small`). */
 export interface SmallDenseLimits {
@@ -31,9 +35,9 @@ const QR_STATIC_SHARED = 64 * 64 * 8 + 2048;
 
 /**
  * What the one-block kernels take on a device with `sharedMemoryPerBlockOptin` bytes of shared
- * memory per block: QR panels of at most 64 columns whose f32 copy fits in shared memory beside
- * the kernel's f64 Gram matrix (up to 2^15 elements, 128 KB), cores up to 48×48 (their f64
- * copies fill 37 KB).
+ * memory per block: QR panels of at most 64 columns whose f32 copy (rows·(cols | 1) elements,
+ * the row stride made odd) fits in shared memory beside the kernel's f64 Gram matrix (up to 2^15
+ * elements, 128 KB), cores up to 48×48 (their f64 copies fill 37 KB).
  */
 export function smallDenseLimits(sharedMemoryPerBlockOptin: number): SmallDenseLimits {
   const fits = Math.floor((sharedMemoryPerBlockOptin - QR_STATIC_SHARED) / 4);
@@ -44,7 +48,7 @@ export function smallDenseLimits(sharedMemoryPerBlockOptin: number): SmallDenseL
 export function smallQr(backend: CudaContext, x: TensorView, out: TensorView, rows: number, cols: number): void {
   const stream = backend.enqueue(x, out);
   const k = backend.kernel('small_dense|small_qr', () => SMALL_DENSE_SPEC, 'small_qr', QR_SIGNATURE);
-  const sharedMemBytes = rows * cols * 4;
+  const sharedMemBytes = rows * (cols | 1) * 4; // an odd row stride (see small_qr)
   // Raises the kernel's dynamic shared memory limit where the panel needs more than 48 KB.
   if (k.residentGrid(QR_THREADS, sharedMemBytes) === 0) {
     throw new GpuError('UNSUPPORTED', `svd: a ${rows}×${cols} panel does not fit one block's shared memory for its QR`);
@@ -59,4 +63,57 @@ export function smallSvd(backend: CudaContext, a: TensorView, left: TensorView, 
   // A warp per pair of columns of one round of the circle method.
   const block = 32 * Math.max(1, Math.ceil(n / 2));
   k.launch({ grid: 1, block, stream }, backend.address(a), backend.address(left), backend.address(s), backend.address(right), n, backend.address(info));
+}
+
+/** Threads of the one-launch SVD (`SMALL_RSVD_THREADS`). */
+const RSVD_THREADS = 1024;
+/** The widest sketch the one-launch SVD takes (`SMALL_RSVD_MAX_Q`: its f64 Gram and Jacobi columns are sized for it). */
+export const RSVD_MAX_WIDTH = 32;
+/** Its static shared memory (`RsvdScratch`, 38 KB), rounded up. */
+const RSVD_STATIC_SHARED = 40 * 1024;
+/**
+ * The most multiply-adds per product with A (m·n·q) the one-launch SVD takes: one block does
+ * about ten such products, so beyond this the grid-wide products of the chained route win back
+ * more than its launches cost.
+ */
+const RSVD_MAX_PRODUCT = 2 ** 21;
+
+/** The one-launch SVD's panels Y (m×q), Z and P (n×q), each of odd row stride q | 1, in bytes of dynamic shared memory. */
+function rsvdPanelBytes(m: number, n: number, q: number): number {
+  return (m + 2 * n) * (q | 1) * 4;
+}
+
+/** Whether an m×n truncated SVD with a sketch of q columns runs as one launch on a device with `sharedMemoryPerBlockOptin` bytes. */
+export function smallRandomizedSvdFits(m: number, n: number, q: number, sharedMemoryPerBlockOptin: number): boolean {
+  return q <= RSVD_MAX_WIDTH && m * n * q <= RSVD_MAX_PRODUCT && rsvdPanelBytes(m, n, q) + RSVD_STATIC_SHARED <= sharedMemoryPerBlockOptin;
+}
+
+/**
+ * The whole truncated SVD of the m×n `a` in one launch (see `DenseLinalg.truncatedSvd`): omega
+ * n×q, u m×k, s k, v k×n, status 3 f32 elements ← [max a, min a, 1 if the core's Jacobi SVD did
+ * not converge else 0]. The problem must fit {@link smallRandomizedSvdFits}.
+ */
+export function smallRandomizedSvd(backend: CudaContext, views: TruncatedSvdViews, problem: TruncatedSvdShape): void {
+  const { a, omega, u, s, v, status } = views;
+  const { m, n, q, rank, powerIterations } = problem;
+  const stream = backend.enqueue(a, omega, u, s, v, status);
+  const k = backend.kernel('small_dense|small_rsvd', () => SMALL_DENSE_SPEC, 'small_rsvd', RSVD_SIGNATURE);
+  const sharedMemBytes = rsvdPanelBytes(m, n, q);
+  if (k.residentGrid(RSVD_THREADS, sharedMemBytes) === 0) {
+    throw new GpuError('UNSUPPORTED', `svd: the panels of a ${m}×${n} matrix at sketch width ${q} do not fit one block's shared memory`);
+  }
+  k.launch(
+    { grid: 1, block: RSVD_THREADS, sharedMemBytes, stream },
+    backend.address(a),
+    backend.address(omega),
+    backend.address(u),
+    backend.address(s),
+    backend.address(v),
+    m,
+    n,
+    q,
+    rank,
+    powerIterations,
+    backend.address(status),
+  );
 }

@@ -30,7 +30,13 @@
  * condition number, σ_k losing ~u·(σ₁/σ_k)² relative (1e-4 at σ₁/σ_k ≈ 60, inside the
  * accuracy target's range), so gesvdj stays.
  *
- * Small route (CUDA, q ≤ `HOST_ROUTE_MAX_WIDTH` and max(m, n)·q ≤ 2^15): the device route in its
+ * One-launch route (CUDA, q ≤ 32, m·n·q ≤ 2^21 and the panels in one block's shared memory;
+ * `linalg.truncatedSvd`): the same algorithm, with the finiteness check folded in, in one block
+ * of one kernel (`small_rsvd`: the products with A through L1, each orthonormalisation and the
+ * core's SVD as the small route's kernels do them, the panels in shared memory), then one read of
+ * its status: Ω, one launch and one synchronisation, where the small route queues ~40 ops.
+ *
+ * Small route (CUDA, q ≤ `HOST_ROUTE_MAX_WIDTH` and max(m, n)·(q | 1) ≤ 2^15): the device route in its
  * 'householder' mode, every QR and the core's SVD one launch of a one-block kernel of ours
  * (`cuda/small-dense.ts`: CholeskyQR2 in f64 within the block, Householder where a pivot shows
  * dependence, so orthonormal whatever the rank): a short chain of launches with no read-back
@@ -53,6 +59,7 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { planReduction } from '../core/reduce-plan.js';
 import { checkFlag, checkInteger, checkOptions, describeValue, optionKeys, validateSeed } from '../core/validation.js';
+import { DenseLinalgError, type DenseLinalg } from '../backend/dense-linalg.js';
 import { DeviceRandomizedSvd } from '../linalg/device-randomized-svd.js';
 import { jacobiSvd } from '../linalg/jacobi-svd.js';
 import { RandomizedSvd } from '../linalg/randomized-svd.js';
@@ -60,6 +67,7 @@ import { sketchWidth, type SvdProblem, type SvdResult, type SvdStageProbe } from
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { tensor } from './creation.js';
+import { randn } from './random.js';
 
 export type { SvdResult, SvdStageProbe };
 
@@ -100,8 +108,16 @@ export const HOST_ROUTE_MAX_WIDTH = 44;
 export function svd(s: Session, a: Tensor<'f32'>, options?: unknown, route?: SvdRoute, probe?: SvdStageProbe): SvdResult {
   const o = resolve(s, a, options);
   s.assertSupports('svd', 'matmul');
-  const maxAbs = checkFinite(s, a);
-  const result = decompose(s, a, o, maxAbs, route, probe);
+  const linalg = route === undefined && !o.full ? s.backend.denseLinalg?.() : undefined;
+  const oneLaunch = linalg?.truncatedSvd?.fits(o.m, o.n, sketchWidth(o)) ? linalg : undefined;
+  let maxAbs: number;
+  let result: SvdResult;
+  if (oneLaunch) {
+    ({ result, maxAbs } = oneLaunchSvd(s, a, o, oneLaunch, probe));
+  } else {
+    maxAbs = checkFinite(s, a);
+    result = decompose(s, a, o, maxAbs, route, probe);
+  }
   try {
     // σ₁ ≤ ‖a‖_F ≤ √(m·n)·max|a|: only a bound beyond f32's range needs the largest value read back.
     if (Math.sqrt(o.m * o.n) * maxAbs > F32_MAX && !Number.isFinite(result.s.toArraySync()[0]!)) {
@@ -116,6 +132,38 @@ export function svd(s: Session, a: Tensor<'f32'>, options?: unknown, route?: Svd
   return result;
 }
 
+/**
+ * The small route in one launch (`linalg.truncatedSvd`; CUDA: `small_rsvd`, one block): Ω, then
+ * one device call running the whole algorithm and the finiteness check, then one read of its
+ * status. Returns the factors and max|a|.
+ */
+function oneLaunchSvd(s: Session, a: Tensor<'f32'>, o: SvdProblem, linalg: DenseLinalg, probe: SvdStageProbe | undefined): { result: SvdResult; maxAbs: number } {
+  const q = sketchWidth(o);
+  const k = o.rank;
+  using omega = randn(s, [o.n, q], { seed: o.seed });
+  probe?.mark('random Ω');
+  using status = s.empty<'f32'>('svd', [3], 'f32');
+  const made: Tensor<'f32'>[] = [];
+  try {
+    const u = s.empty<'f32'>('svd', [o.m, k], 'f32');
+    made.push(u);
+    const sv = s.empty<'f32'>('svd', [k], 'f32');
+    made.push(sv);
+    const v = s.empty<'f32'>('svd', [k, o.n], 'f32');
+    made.push(v);
+    linalg.truncatedSvd!.run({ a: a.view, omega: omega.view, u: u.view, s: sv.view, v: v.view, status: status.view }, { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations });
+    probe?.mark('one launch');
+    const [hi, lo, info] = status.toArraySync() as Float32Array;
+    probe?.mark('status read-back');
+    refuseNonFinite(a, hi!, lo!);
+    if (info !== 0) throw new DenseLinalgError(`the Jacobi SVD of the ${q}×${q} core`, info!, linalg.name);
+    return { result: { u, s: sv, v }, maxAbs: Math.max(Math.abs(hi!), Math.abs(lo!)) };
+  } catch (err) {
+    for (const t of made) t.dispose();
+    throw err;
+  }
+}
+
 /** The largest finite f32. */
 const F32_MAX = 3.4028234663852886e38;
 
@@ -126,7 +174,7 @@ function decompose(s: Session, a: Tensor<'f32'>, o: SvdProblem, maxAbs: number, 
     // Narrow sketches of small matrices: one-launch factorizations beat the host's round trips.
     const linalg = s.backend.denseLinalg?.();
     const small = linalg?.small;
-    if (linalg && small && Math.max(o.m, o.n) * q <= small.qrElements && q <= small.qrColumns && q <= small.svdOrder) {
+    if (linalg && small && Math.max(o.m, o.n) * (q | 1) <= small.qrElements && q <= small.qrColumns && q <= small.svdOrder) {
       return new DeviceRandomizedSvd(s, a, o, maxAbs, linalg, 'householder', probe).run()!;
     }
   }
@@ -191,10 +239,15 @@ function checkFinite(s: Session, a: Tensor): number {
     s.backend.reduce('min', a.view, { ...out.view, shape: [], offset: out.view.offset + 1, size: 1 }, plan);
   });
   const [hi, lo] = extremes.toArraySync() as Float32Array;
+  refuseNonFinite(a, hi!, lo!);
+  return Math.max(Math.abs(hi!), Math.abs(lo!));
+}
+
+/** Throws the error of an input with NaN or ±Infinity, told by its max and min. */
+function refuseNonFinite(a: Tensor, hi: number, lo: number): void {
   if (!Number.isFinite(hi) || !Number.isFinite(lo)) {
     throw new InvalidArgumentError(`svd: a ${a.toString()} contains NaN or ±Infinity (max ${hi}, min ${lo})`);
   }
-  return Math.max(Math.abs(hi!), Math.abs(lo!));
 }
 
 /** Exact SVD on the host: the matrix is small, so one-sided Jacobi in float64 is both exact and simple. */

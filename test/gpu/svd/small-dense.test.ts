@@ -1,16 +1,18 @@
 /**
  * The one-block kernels of `kernels/small_dense.cu` on the GPU: Householder QR of narrow panels
  * (full rank, rank-deficient, zero columns) and the Jacobi SVD of small cores (against float64,
- * with exact zeros), and gpu.svd's small route that chains them (against the host route).
+ * with exact zeros), gpu.svd's small route that chains them (against the host route), and the
+ * one-launch route (`small_rsvd`) against the chained device route, on odd and degenerate inputs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import { smallQr, smallSvd } from '../../../src/compute/cuda/small-dense.js';
+import { svd } from '../../../src/compute/ops/svd.js';
 import { jacobiSvd } from '../../../src/compute/linalg/jacobi-svd.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { freshSeed, randomValues } from '../../unit/compute/helpers.js';
 import { knownMatrix, orthonormalityError } from '../../unit/svd/known-spectrum.js';
-import { expectOrthonormal, maxRelativeError, reconstruction, runSvd } from '../../unit/svd/svd-checks.js';
+import { expectOrthonormal, maxRelativeError, reconstruction, recorder, runSvd, toHost } from '../../unit/svd/svd-checks.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { closePair, openPair, type Pair } from '../compute/setup.js';
 
@@ -107,7 +109,7 @@ describe.skipIf(!gpuAvailable)('small dense kernels on CUDA', () => {
     }
   });
 
-  it('gpu.svd takes the small route for narrow sketches of small matrices and agrees with the host route', () => {
+  it('gpu.svd takes the one-launch or the small route for narrow sketches of small matrices and agrees with the host route', () => {
     const seed = freshSeed();
     for (const [m, n, k] of [[320, 128, 8], [128, 320, 8], [200, 40, 30], [1000, 700, 5]] as const) {
       const km = knownMatrix(m, n, Array.from({ length: Math.min(m, n, 60) }, (_, i) => 0.8 ** i), seed);
@@ -126,5 +128,78 @@ describe.skipIf(!gpuAvailable)('small dense kernels on CUDA', () => {
       }
       expect(Math.sqrt(diff / ref), label).toBeLessThanOrEqual(1e-5);
     }
+  });
+
+  /** The relative Frobenius distance of two reconstructions. */
+  const distance = (a: Float64Array, b: Float64Array) => {
+    let diff = 0;
+    let ref = 0;
+    for (let i = 0; i < a.length; i++) {
+      diff += (a[i]! - b[i]!) ** 2;
+      ref += b[i]! ** 2;
+    }
+    return Math.sqrt(diff / Math.max(ref, 1e-300));
+  };
+
+  it('one launch: the whole truncated SVD in small_rsvd agrees with the chained device route', () => {
+    const seed = freshSeed();
+    const cases = [
+      { m: 320, n: 128, k: 8, options: {} },
+      { m: 128, n: 320, k: 8, options: {} },
+      { m: 64, n: 64, k: 20, options: { powerIterations: 0 } },
+      { m: 300, n: 40, k: 30, options: { oversample: 2, powerIterations: 3 } },
+      { m: 50, n: 7, k: 3, options: {} },
+      { m: 1, n: 1, k: 1, options: {} },
+      { m: 2, n: 513, k: 1, options: { oversample: 0 } },
+    ];
+    for (const { m, n, k, options } of cases) {
+      const km = knownMatrix(m, n, Array.from({ length: Math.min(m, n) }, (_, i) => 3 * 0.75 ** i), seed + m + n);
+      const probe = recorder();
+      using a = pair.cuda.tensor(Float32Array.from(km.a), [m, n]);
+      const one = toHost(svd(pair.cuda.session, a, { rank: k, seed, ...options }, undefined, probe));
+      const chained = toHost(svd(pair.cuda.session, a, { rank: k, seed, ...options }, 'householder'));
+      const label = `${m}×${n} rank ${k} ${JSON.stringify(options)}, seed ${seed}`;
+      expect(probe.stages, label).toEqual(['random Ω', 'one launch', 'status read-back']);
+      expectOrthonormal(one, m, n, k, label);
+      expect(maxRelativeError(one.s, Array.from(chained.s)), label).toBeLessThanOrEqual(1e-5);
+      for (let j = 1; j < k; j++) expect(one.s[j]!, `${label}: descending`).toBeLessThanOrEqual(one.s[j - 1]!);
+      expect(distance(reconstruction(one, m, n), reconstruction(chained, m, n)), label).toBeLessThanOrEqual(1e-5);
+    }
+  });
+
+  it('one launch: exactly low-rank and zero inputs stay orthonormal (CholeskyQR2 gives way to Householder in the block)', () => {
+    const seed = freshSeed();
+    const [m, n, k] = [320, 128, 8];
+    const km = knownMatrix(m, n, [5, 3, 2, 1], seed);
+    const probe = recorder();
+    using a = pair.cuda.tensor(Float32Array.from(km.a), [m, n]);
+    const r = toHost(svd(pair.cuda.session, a, { rank: k, seed }, undefined, probe));
+    const label = `rank 4 of ${m}×${n}, seed ${seed}`;
+    expect(probe.stages, label).toContain('one launch');
+    expect(maxRelativeError(r.s.subarray(0, 4), km.singularValues), label).toBeLessThanOrEqual(1e-5);
+    for (let j = 4; j < k; j++) expect(Math.abs(r.s[j]!), `${label}: s[${j}]`).toBeLessThanOrEqual(1e-5 * 5);
+    expectOrthonormal(r, m, n, k, label);
+
+    using zero = pair.cuda.zeros([100, 60]);
+    const z = toHost(svd(pair.cuda.session, zero, { rank: 5 }));
+    expect(Array.from(z.s)).toEqual([0, 0, 0, 0, 0]);
+    expectOrthonormal(z, 100, 60, 5, 'zero matrix');
+  });
+
+  it('one launch: NaN, ±Infinity and an f32-overflowing σ are refused, and nothing stays allocated', () => {
+    const g = pair.cuda;
+    const values = randomValues(96 * 40, freshSeed());
+    const baseline = g.memoryStats().inUseBytes;
+    for (const [at, bad] of [[0, Number.NaN], [3839, Number.POSITIVE_INFINITY], [1000, Number.NEGATIVE_INFINITY]] as const) {
+      const poisoned = Float32Array.from(values);
+      poisoned[at] = bad;
+      using a = g.tensor(poisoned, [96, 40]);
+      expect(() => g.svd(a, { rank: 4 }), `${bad} at ${at}`).toThrow(/^svd: a Tensor\(f32 \[96, 40\]\) contains NaN or ±Infinity/);
+    }
+    {
+      using huge = g.full([96, 40], 3e38);
+      expect(() => g.svd(huge, { rank: 4 })).toThrow(/beyond f32's range/);
+    }
+    expect(g.memoryStats().inUseBytes).toBe(baseline);
   });
 });

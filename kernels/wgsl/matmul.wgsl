@@ -5,7 +5,10 @@
 // then the same BM / (TM / 4) further on), as its columns, so each depth step reads its A and B
 // values from workgroup memory as vec4s; otherwise rows tr + i * BM / TM and columns
 // tc + j * BN / TN. Tiles of op(A) (BK x BM) and op(B) (BK x BN) are staged through workgroup
-// memory, depth-major; the next tile is fetched into registers while this one is multiplied.
+// memory, depth-major, each depth's row padded by 4 words (PA, PB) so the transposing stores of
+// a row-major A (or a column-major B) spread over the banks instead of landing 16 deep on one;
+// the next tile is fetched into registers while this one is multiplied. DB: two staging buffers,
+// so a tile is stored while the other is read and each depth step takes one barrier, not two.
 // CHECKED: m, n or k is not a multiple of its tile (bounds tests, zero fill); TRANS_A / TRANS_B:
 // A is stored k x m / B n x k. HAS_C, HAS_BIAS, ACT (an activation code, see math.wgsl).
 
@@ -19,10 +22,19 @@ const CS: u32 = BN / TN;   // thread columns
 const THREADS: u32 = RS * CS;
 const A_LOADS: u32 = (BM * BK) / THREADS;
 const B_LOADS: u32 = (BN * BK) / THREADS;
+const PA: u32 = BM + 4u;   // words per depth of A's tile
+const PB: u32 = BN + 4u;
+const A_WORDS: u32 = PA * BK;
+const B_WORDS: u32 = PB * BK;
+//#if DB
+const BUFS: u32 = 2u;
+//#else
+const BUFS: u32 = 1u;
+//#endif
 
 //#if VEC4
-var<workgroup> As: array<vec4<f32>, {{A_TILE}} / 4>;
-var<workgroup> Bs: array<vec4<f32>, {{B_TILE}} / 4>;
+var<workgroup> As: array<vec4<f32>, BUFS * A_WORDS / 4u>;
+var<workgroup> Bs: array<vec4<f32>, BUFS * B_WORDS / 4u>;
 
 fn put_a(slot: u32, v: f32) {
   As[slot >> 2u][slot & 3u] = v;
@@ -40,8 +52,8 @@ fn col_of(tc: u32, j: u32) -> u32 {
   return (j >> 2u) * (CS * 4u) + tc * 4u + (j & 3u);
 }
 //#else
-var<workgroup> As: array<f32, {{A_TILE}}>;
-var<workgroup> Bs: array<f32, {{B_TILE}}>;
+var<workgroup> As: array<f32, BUFS * A_WORDS>;
+var<workgroup> Bs: array<f32, BUFS * B_WORDS>;
 
 fn put_a(slot: u32, v: f32) {
   As[slot] = v;
@@ -87,11 +99,12 @@ fn load_a(a_base: u32, row0: u32, k0: u32, idx: u32) -> f32 {
 //#endif
 }
 
+// Where element idx of A's tile goes in its staging buffer (depth-major, padded rows).
 fn a_slot(idx: u32) -> u32 {
 //#if TRANS_A
-  return idx;
+  return (idx / BM) * PA + idx % BM;
 //#else
-  return (idx % BK) * BM + idx / BK;
+  return (idx % BK) * PA + idx / BK;
 //#endif
 }
 
@@ -123,9 +136,9 @@ fn load_b(b_base: u32, col0: u32, k0: u32, idx: u32) -> f32 {
 
 fn b_slot(idx: u32) -> u32 {
 //#if TRANS_B
-  return (idx % BK) * BN + idx / BK;
+  return (idx % BK) * PB + idx / BK;
 //#else
-  return idx;
+  return (idx / BN) * PB + idx % BN;
 //#endif
 }
 
@@ -152,7 +165,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var l = 0u; l < B_LOADS; l++) {
       pb[l] = load_b(b_base, col0, 0u, tid + l * THREADS);
     }
+//#if DB
+    for (var l = 0u; l < A_LOADS; l++) {
+      put_a(a_slot(tid + l * THREADS), pa[l]);
+    }
+    for (var l = 0u; l < B_LOADS; l++) {
+      put_b(b_slot(tid + l * THREADS), pb[l]);
+    }
+    workgroupBarrier();
+    var cur = 0u;
+//#endif
     for (var k0 = 0u; k0 < P.k; k0 += BK) {
+//#if DB
+      let a_off = cur * A_WORDS;
+      let b_off = cur * B_WORDS;
+//#else
+      let a_off = 0u;
+      let b_off = 0u;
       workgroupBarrier();
       for (var l = 0u; l < A_LOADS; l++) {
         put_a(a_slot(tid + l * THREADS), pa[l]);
@@ -161,6 +190,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         put_b(b_slot(tid + l * THREADS), pb[l]);
       }
       workgroupBarrier();
+//#endif
       // Fetch the next tile while this one is multiplied.
       let next = k0 + BK;
       if (next < P.k) {
@@ -176,14 +206,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var bv: array<f32, TN>;
 //#if VEC4
         for (var g = 0u; g < TM / 4u; g++) {
-          let a4 = As[(kk * BM + g * RS * 4u) / 4u + tr];
+          let a4 = As[(a_off + kk * PA + g * RS * 4u) / 4u + tr];
           av[4u * g] = a4.x;
           av[4u * g + 1u] = a4.y;
           av[4u * g + 2u] = a4.z;
           av[4u * g + 3u] = a4.w;
         }
         for (var g = 0u; g < TN / 4u; g++) {
-          let b4 = Bs[(kk * BN + g * CS * 4u) / 4u + tc];
+          let b4 = Bs[(b_off + kk * PB + g * CS * 4u) / 4u + tc];
           bv[4u * g] = b4.x;
           bv[4u * g + 1u] = b4.y;
           bv[4u * g + 2u] = b4.z;
@@ -191,10 +221,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
 //#else
         for (var i = 0u; i < TM; i++) {
-          av[i] = As[kk * BM + row_of(tr, i)];
+          av[i] = As[a_off + kk * PA + row_of(tr, i)];
         }
         for (var j = 0u; j < TN; j++) {
-          bv[j] = Bs[kk * BN + col_of(tc, j)];
+          bv[j] = Bs[b_off + kk * PB + col_of(tc, j)];
         }
 //#endif
         for (var i = 0u; i < TM; i++) {
@@ -203,6 +233,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           }
         }
       }
+//#if DB
+      // Stage the fetched tile in the other buffer (last read before the previous barrier).
+      cur = 1u - cur;
+      if (next < P.k) {
+        for (var l = 0u; l < A_LOADS; l++) {
+          put_a(cur * A_WORDS + a_slot(tid + l * THREADS), pa[l]);
+        }
+        for (var l = 0u; l < B_LOADS; l++) {
+          put_b(cur * B_WORDS + b_slot(tid + l * THREADS), pb[l]);
+        }
+      }
+      workgroupBarrier();
+//#endif
     }
     let out_base = b * P.m * P.n;
     let c_base = b * P.c_stride;

@@ -47,7 +47,7 @@ function matmulSpec(p: MatmulParams, c: MatmulConfig): KernelSpec {
   return cachedSpec(specs, key, () => ({
     op: 'matmul',
     files: ['math.wgsl', 'matmul.wgsl'],
-    flags: { TRANS_A: p.transA, TRANS_B: p.transB, CHECKED: checked, HAS_C: hasC, HAS_BIAS: hasBias, ACT: act !== 0, VEC4: c.tm % 4 === 0 && c.tn % 4 === 0 },
+    flags: { TRANS_A: p.transA, TRANS_B: p.transB, CHECKED: checked, HAS_C: hasC, HAS_BIAS: hasBias, ACT: act !== 0, VEC4: c.tm % 4 === 0 && c.tn % 4 === 0, DB: c.db === true },
     consts: {
       BM: c.bm,
       BN: c.bn,
@@ -55,8 +55,6 @@ function matmulSpec(p: MatmulParams, c: MatmulConfig): KernelSpec {
       TM: c.tm,
       TN: c.tn,
       THREADS: threadsOf(c),
-      A_TILE: c.bm * c.bk,
-      B_TILE: c.bn * c.bk,
       ACT: act,
     },
     roles: [

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MATMUL_ACTIVATIONS, type MatmulParams } from '../../../src/compute/core/matmul-plan.js';
 import { AutotuneStore } from '../../../src/compute/gpu/autotune.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
-import { configName, feasibleConfigs, heuristicConfig, MATMUL_CONFIGS, MIN_TUNED_WORK } from '../../../src/compute/webgpu/matmul-configs.js';
+import { configName, feasibleConfigs, heuristicConfig, MATMUL_CONFIGS, MIN_TUNED_WORK, threadsOf, workgroupBytes, type MatmulConfig } from '../../../src/compute/webgpu/matmul-configs.js';
 import { webgpuMatmulWithConfig } from '../../../src/compute/webgpu/matmul.js';
 import { referenceProduct, relativeError, type RefOptions } from '../matmul/reference.js';
 import { closePair, FLOAT_DTYPES, freshSeed, openPair, randomValues, skipReason, suite, type Pair } from './setup.js';
@@ -27,6 +27,15 @@ function rand(shape: number[], dtype: Float = 'f32'): { w: Tensor; c: Tensor; va
   const data = Float32Array.from(randomValues(size, freshSeed()));
   const c = pair.cpu.tensor(data, shape, dtype);
   return { w: pair.webgpu.tensor(data, shape, dtype), c, values: c.toArraySync() as Float32Array, shape };
+}
+
+const ALL_TRANSPOSES = [[false, false], [true, true], [false, true], [true, false]] as const;
+
+/** A row-major rows x cols matrix transposed (cols x rows). */
+function transposeHost(values: Float32Array, rows: number, cols: number): Float32Array {
+  const t = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = values[r * cols + c]!;
+  return t;
 }
 
 function expectProduct(label: string, got: Tensor, cpu: Tensor, ref: { values: Float64Array; shape: number[] }, dtype: Float): void {
@@ -105,25 +114,37 @@ describe.skipIf(skipReason)(suite('WebGPU matmul'), () => {
     }
   });
 
-  it('every tile configuration gives the product (checked edges and full tiles)', () => {
+  it('every tile configuration gives the product (checked edges and full tiles)', { timeout: 240_000 }, () => {
     const backend = pair.backend;
-    const configs = feasibleConfigs(backend.dev.limits.maxComputeWorkgroupStorageSize, backend.dev.limits.maxComputeInvocationsPerWorkgroup);
-    expect(configs.length, 'lavapipe runs every configuration').toBe(MATMUL_CONFIGS.length);
-    // Every configuration on a shape off all tiles; full tiles (no bounds tests) on the largest.
-    for (const [m, n, k] of [[130, 67, 33], [128, 128, 32]]) {
+    const limit = backend.dev.limits.maxComputeWorkgroupStorageSize;
+    const configs = feasibleConfigs(limit, backend.dev.limits.maxComputeInvocationsPerWorkgroup);
+    // lavapipe (32 KB) runs every configuration but those staging more; each code path (double buffering, BK 32, 512 invocations) has one it runs.
+    expect(configs.map(configName), 'the configurations this device runs').toEqual(MATMUL_CONFIGS.filter((c) => workgroupBytes(c) <= limit).map(configName));
+    for (const has of [(c: MatmulConfig) => c.db === true, (c: MatmulConfig) => c.bk === 32, (c: MatmulConfig) => threadsOf(c) === 512]) expect(configs.some(has)).toBe(true);
+    // Every configuration on a shape off all tiles, with transposes; full tiles (no bounds tests) on a shape every tile divides.
+    for (const [m, n, k] of [[130, 67, 33], [256, 256, 64]]) {
       const a = rand([m, k]);
       const b = rand([k, n]);
       using out = pair.webgpu.empty([m, n]);
       const ref = referenceProduct(a, b, { transB: false });
-      for (const config of m === 128 ? configs.filter((c) => c.bm === 128 && c.bn === 128) : configs) {
-        backend.fill(out.view, Number.NaN);
-        const params: MatmulParams = {
-          a: a.w.view, b: b.w.view, out: out.view, m, n, k, batch: 1, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0,
-          transA: false, transB: false, alpha: 1, beta: 0, precision: 'highest', engine: 'auto', autotune: false,
-        };
-        webgpuMatmulWithConfig(backend, params, configName(config));
-        expect(relativeError(out.toArraySync(), ref.values), `${configName(config)} ${m}x${n}x${k}`).toBeLessThan(TOLERANCE.f32);
+      // A stored k x m and B n x k (the same values transposed on the host) for the transposed loads.
+      const at = pair.webgpu.tensor(transposeHost(a.values, m, k), [k, m]);
+      const bt = pair.webgpu.tensor(transposeHost(b.values, k, n), [n, k]);
+      for (const config of configs) {
+        // Every transpose on the checked shape for one plain and one double-buffered configuration (the staging differs per transpose).
+        const transposes = m === 130 && (configName(config) === 't64x64x16r4x4' || configName(config) === 't128x128x8r8x8d') ? ALL_TRANSPOSES : ([[false, false]] as const);
+        for (const [transA, transB] of transposes) {
+          backend.fill(out.view, Number.NaN);
+          const params: MatmulParams = {
+            a: (transA ? at : a.w).view, b: (transB ? bt : b.w).view, out: out.view, m, n, k, batch: 1, aBatchStride: 0, bBatchStride: 0, cBatchStride: 0,
+            transA, transB, alpha: 1, beta: 0, precision: 'highest', engine: 'auto', autotune: false,
+          };
+          webgpuMatmulWithConfig(backend, params, configName(config));
+          expect(relativeError(out.toArraySync(), ref.values), `${configName(config)} ${m}x${n}x${k} ${transA ? 't' : 'n'}${transB ? 't' : 'n'}`).toBeLessThan(TOLERANCE.f32);
+        }
       }
+      at.dispose();
+      bt.dispose();
       for (const t of [a, b]) {
         t.w.dispose();
         t.c.dispose();
@@ -131,9 +152,10 @@ describe.skipIf(skipReason)(suite('WebGPU matmul'), () => {
     }
   });
 
-  it('the heuristic takes smaller tiles for smaller products', () => {
+  it('the heuristic takes smaller tiles for smaller products, and never one only the autotuner takes', () => {
     expect(heuristicConfig(MATMUL_CONFIGS, 4096, 4096, 1).bm).toBe(128);
     expect(heuristicConfig(MATMUL_CONFIGS, 64, 64, 1).bm).toBe(32);
+    for (const side of [64, 512, 4096, 16384]) expect(heuristicConfig(MATMUL_CONFIGS, side, side, 1).tunedOnly).toBeUndefined();
   });
 
   it('autotunes a large enough product once per class and keeps the winner', async () => {

@@ -132,9 +132,9 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, int ld, double* g, do
   return true;
 }
 
-// Householder QR in place: the panel (rows×cols, row stride ld, as given) becomes the orthonormal Q of its QR
-// (LAPACK's geqr2 then org2r in f32). `tau` holds cols floats and `warp_norms` a double per warp;
-// both are shared.
+// Householder QR in place: the panel (rows×cols, row stride ld, as given) becomes the orthonormal
+// Q of its QR (LAPACK's geqr2 then org2r in f32). `tau` holds cols floats and `warp_norms` a
+// double per warp; both are shared.
 __device__ void householder_qr(float* panel, int rows, int cols, int ld, float* tau, double* warp_norms) {
   const int tid = threadIdx.x;
   const int lane = tid & 31;

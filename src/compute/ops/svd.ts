@@ -137,7 +137,13 @@ export function svd(s: Session, a: Tensor<'f32'>, options?: unknown, route?: Svd
  * one device call running the whole algorithm and the finiteness check, then one read of its
  * status. Returns the factors and max|a|.
  */
-function oneLaunchSvd(s: Session, a: Tensor<'f32'>, o: SvdProblem, linalg: DenseLinalg, probe: SvdStageProbe | undefined): { result: SvdResult; maxAbs: number } {
+function oneLaunchSvd(
+  s: Session,
+  a: Tensor<'f32'>,
+  o: SvdProblem,
+  linalg: DenseLinalg,
+  probe: SvdStageProbe | undefined,
+): { result: SvdResult; maxAbs: number } {
   const q = sketchWidth(o);
   const k = o.rank;
   using omega = randn(s, [o.n, q], { seed: o.seed });
@@ -151,7 +157,10 @@ function oneLaunchSvd(s: Session, a: Tensor<'f32'>, o: SvdProblem, linalg: Dense
     made.push(sv);
     const v = s.empty<'f32'>('svd', [k, o.n], 'f32');
     made.push(v);
-    linalg.truncatedSvd!.run({ a: a.view, omega: omega.view, u: u.view, s: sv.view, v: v.view, status: status.view }, { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations });
+    linalg.truncatedSvd!.run(
+      { a: a.view, omega: omega.view, u: u.view, s: sv.view, v: v.view, status: status.view },
+      { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations },
+    );
     probe?.mark('one launch');
     const [hi, lo, info] = status.toArraySync() as Float32Array;
     probe?.mark('status read-back');

@@ -101,16 +101,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         block_max = select(block_max, s, s > block_max);
       }
       let m_new = max(m, block_max);
-      // Nothing seen yet (every key so far masked): no probabilities, the state stays empty.
-      let seen = m_new > -f32_inf();
+      // Nothing seen yet (every key so far masked, m_new = -inf): every probability is 0 (or
+      // NaN from a NaN score), and the empty state is scaled by 0.
       for (var c = 0u; c < KPT; c++) {
         let j = lane + c * TPR;
         let s = S[row * BKV + j];
-        Pr[row * BKV + j] = select(0.0, exp_acc(s - m_new), seen && bitcast<u32>(s) != 0xff800000u);
+        // A NaN score stays NaN (NaN - m is NaN whatever m is): it makes its row NaN, as on the CPU.
+        Pr[row * BKV + j] = select(exp_acc(s - m_new), 0.0, bitcast<u32>(s) == 0xff800000u);
       }
       workgroupBarrier();
-      if (live && seen) {
-        let rescale = select(exp_acc(m - m_new), 0.0, m == -f32_inf());
+      if (live) {
+        let rescale = select(exp_acc(m - m_new), 0.0, bitcast<u32>(m) == 0xff800000u);
         l = l * rescale;
         for (var c = 0u; c < DPT; c++) {
           acc[c] = acc[c] * rescale;
@@ -139,7 +140,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
 //#if LSE
       if (lane == 0u) {
-        st_lse((b * P.hq + h) * P.sq + i, select(-f32_inf(), m + log_acc(l), l > 0.0));
+        st_lse((b * P.hq + h) * P.sq + i, select(-f32_inf(), m + log_acc(l), l > 0.0 || is_nan(l)));
       }
 //#endif
     }

@@ -1,8 +1,11 @@
 /**
- * Attention forward on WebGPU: the blocked online-softmax kernel of `kernels/wgsl/attention.wgsl`
- * (no Sq x Sk matrix), specialised per head dim, with the block shape chosen so its workgroup
- * memory (a block of q rows, one of keys or values, the block's scores and probabilities) fits
- * the device.
+ * Attention forward on WebGPU, two blocked online-softmax kernels (no Sq x Sk matrix), each
+ * specialised per head dim:
+ * - `kernels/wgsl/attention-flash.wgsl`, register-blocked (each invocation owns a few query rows
+ *   by a few keys, then by a few 4-column groups of the output), for head dims that are
+ *   multiples of 16 up to what the device's workgroup memory holds (128 on 48 KB);
+ * - `kernels/wgsl/attention.wgsl`, scalar, for every other head dim up to 256.
+ * Block shapes are chosen so their workgroup memory fits the device.
  */
 import type { AttentionParams } from '../core/attention-params.js';
 import type { TensorView } from '../core/view.js';
@@ -37,8 +40,96 @@ export function attentionBlock(d: number, maxBytes: number): AttentionBlock | un
   return BLOCKS.find((b) => attentionBytes(b, d) <= maxBytes);
 }
 
+/** A block of the register-blocked kernel: query rows and keys per block, invocations as TR x TC. */
+export interface FlashBlock {
+  readonly bq: number;
+  readonly bkv: number;
+  readonly tr: number;
+  readonly tc: number;
+}
+
+/** Candidates, preferred first (256 invocations each but the last): the most work per invocation that fits. */
+export const FLASH_BLOCKS: readonly FlashBlock[] = [
+  { bq: 64, bkv: 32, tr: 16, tc: 16 },
+  { bq: 64, bkv: 32, tr: 32, tc: 8 },
+  { bq: 32, bkv: 16, tr: 16, tc: 16 },
+  { bq: 32, bkv: 16, tr: 32, tc: 8 },
+  { bq: 64, bkv: 16, tr: 64, tc: 4 },
+  { bq: 16, bkv: 16, tr: 16, tc: 16 },
+  { bq: 32, bkv: 8, tr: 32, tc: 4 },
+];
+
+/** Workgroup bytes of a flash block for head dim d (Q and K rows padded by 4 words, probabilities by 4 per row). */
+export function flashBytes(b: FlashBlock, d: number, subgroups: boolean): number {
+  const words = (b.bq + b.bkv) * (d + 4) + b.bkv * d + b.bq * (b.bkv + 4) + 1 + (subgroups ? 0 : b.tr * b.tc * (b.bq / b.tr));
+  return 4 * words;
+}
+
+/** Whether a flash block suits head dim d (its column groups and fetches divide evenly). */
+function flashFits(b: FlashBlock, d: number): boolean {
+  const d4 = d / 4;
+  return d % 16 === 0 && d4 % b.tc === 0 && b.bq % b.tr === 0 && b.bkv % b.tc === 0 && b.bkv % 4 === 0 && (b.bkv * d) % (b.tr * b.tc) === 0;
+}
+
+/** Fewest scores (Sq·Sk) worth the register-blocked kernel; below, the scalar one (cheaper to build) runs. */
+export const FLASH_MIN_SCORES = 8192;
+
+/** @internal Forces a block of the register-blocked kernel (tests, the benchmark's sweep); null: the scalar kernel. */
+export const attentionTuning: { force?: FlashBlock | null } = {};
+
+/**
+ * The register-blocked kernel's block for head dim d on `maxBytes` of workgroup memory, or
+ * undefined (the scalar kernel runs); `subgroupSize`: the shuffles' subgroup, if any (a row's TC
+ * invocations combine by shuffles where a subgroup holds whole rows, else through workgroup memory).
+ */
+export function flashBlock(d: number, maxBytes: number, subgroupSize: number | undefined): FlashBlock | undefined {
+  return FLASH_BLOCKS.find((b) => flashFits(b, d) && flashBytes(b, d, shufflesFor(b, subgroupSize)) <= maxBytes);
+}
+
+function shufflesFor(b: FlashBlock, subgroupSize: number | undefined): boolean {
+  return subgroupSize !== undefined && subgroupSize % b.tc === 0;
+}
+
+function flashAttention(ctx: WebGpuOpContext, p: AttentionParams, block: FlashBlock, subgroups: boolean, sg: number): void {
+  const lengths = p.keyLengths !== undefined;
+  const lse = p.lse !== undefined;
+  const key = `attention-flash|${p.q.dtype}|${p.k.dtype}|${p.headDim}|${block.bq}x${block.bkv}x${block.tr}x${block.tc}|${p.causal}|${lengths}|${lse}|${subgroups ? sg : 0}`;
+  const spec = cachedSpec(specs, key, () => ({
+    op: 'attention',
+    files: ['math.wgsl', 'attention-flash.wgsl'],
+    flags: { CAUSAL: p.causal, LENGTHS: lengths, LSE: lse, SUBGROUPS: subgroups },
+    consts: { D: p.headDim, BQ: block.bq, BKV: block.bkv, TR: block.tr, TC: block.tc, T: block.tr * block.tc },
+    roles: [
+      { name: 'q', dtype: p.q.dtype },
+      { name: 'k', dtype: p.k.dtype },
+      { name: 'v', dtype: p.v.dtype },
+      ...(lengths ? [{ name: 'lengths', dtype: 'i32' as const }] : []),
+      { name: 'out', dtype: p.out.dtype, write: true },
+      ...(lse ? [{ name: 'lse', dtype: 'f32' as const, write: true }] : []),
+    ],
+    params: [['batch', 'u32'], ['hq', 'u32'], ['hkv', 'u32'], ['sq', 'u32'], ['sk', 'u32'], ['scale', 'f32']],
+    subgroups,
+  }));
+  const views: TensorView[] = [p.q, p.k, p.v, ...(lengths ? [p.keyLengths!] : []), p.out, ...(lse ? [p.lse!] : [])];
+  const max = ctx.dispatcher.maxGroups;
+  const groups = [Math.ceil(p.seqQ / block.bq), p.heads, Math.min(p.batch, max)] as const;
+  if (groups[0] > max || groups[1] > max) {
+    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${groups[0]} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
+  }
+  ctx.dispatcher.run(spec, views, [p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.scale], groups);
+}
+
 export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void {
   const limit = ctx.dev.limits.maxComputeWorkgroupStorageSize;
+  const forced = attentionTuning.force;
+  if (forced !== null && (forced !== undefined || p.seqQ * p.seqK >= FLASH_MIN_SCORES)) {
+    const sg = ctx.subgroupSize;
+    const block = forced !== undefined && flashFits(forced, p.headDim) ? forced : flashBlock(p.headDim, limit, sg);
+    if (block && flashBytes(block, p.headDim, shufflesFor(block, sg)) <= limit) {
+      flashAttention(ctx, p, block, shufflesFor(block, sg), sg ?? 1);
+      return;
+    }
+  }
   const block = attentionBlock(p.headDim, limit);
   if (!block) {
     const need = attentionBytes(BLOCKS[BLOCKS.length - 1]!, p.headDim);

@@ -13,7 +13,7 @@ import {
   expectAttentionMatches,
   referenceFor,
 } from '../attention/cases.js';
-import { attentionBlock, attentionBytes } from '../../../src/compute/webgpu/attention.js';
+import { attentionBlock, attentionBytes, attentionTuning, FLASH_BLOCKS, flashBlock, flashBytes } from '../../../src/compute/webgpu/attention.js';
 import { checkCell, checkGru, checkRollout } from '../gru/checks.js';
 import { knownMatrix } from '../svd/known-spectrum.js';
 import { expectRecovered, runSvd } from '../svd/svd-checks.js';
@@ -61,6 +61,76 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
     const { out, lse } = pair.webgpu.attention(q, k, v, { causal: true, keyLengths: lengths, returnLogSumExp: true });
     expectAttentionMatches('device lengths', out, lse, referenceFor({ ...c, keyLengths: [0, 30, 11] }, q, k, v), 'f32');
     for (const t of [q, k, v, out, lse]) t.dispose();
+  });
+
+  it('the register-blocked kernel: blocks of each shape, shuffles and workgroup memory, NaN rows', { timeout: 300_000 }, () => {
+    // Causal GQA with key lengths and the log-sum-exp: every mask at once, query and key blocks off the tile sizes.
+    const c = { batch: 2, heads: 4, kvHeads: 2, seqQ: 75, seqK: 83, headDim: 64, causal: true, keyLengths: [83, 41] };
+    // Rows of 16, 8 and 4 invocations (shuffles where lavapipe's subgroups of 8 hold a row), 128 invocations; without subgroups.
+    const runs: [Pair, number, (typeof FLASH_BLOCKS)[number]][] = [
+      [pair, 64, FLASH_BLOCKS[2]!],
+      [pair, 32, FLASH_BLOCKS[1]!],
+      [pair, 32, FLASH_BLOCKS[6]!],
+      [noSubgroups, 32, FLASH_BLOCKS[4]!],
+    ];
+    const limit = pair.backend.dev.limits.maxComputeWorkgroupStorageSize;
+    try {
+      for (const [p, headDim, block] of runs) {
+        {
+          {
+            const shuffles = p.backend.subgroupSize !== undefined && p.backend.subgroupSize % block.tc === 0;
+            expect(flashBytes(block, headDim, shuffles)).toBeLessThanOrEqual(limit);
+            attentionTuning.force = block;
+            const cc = { ...c, headDim };
+            const { q, k, v } = attentionInputs(p.webgpu, cc, 'f32');
+            const { out, lse } = p.webgpu.attention(q, k, v, { ...attentionOptions(cc), returnLogSumExp: true });
+            expectAttentionMatches(`D${headDim} ${JSON.stringify(block)} shuffles ${shuffles}`, out, lse, referenceFor(cc, q, k, v), 'f32', ATTENTION_TOLERANCE.f32);
+            for (const t of [q, k, v, out, lse]) t.dispose();
+          }
+        }
+      }
+      // A NaN in q poisons its row (output and log-sum-exp); one in v (key 0, which every row sees) its column. Both kernels.
+      // (A NaN in v under a mask: the CPU's product 0·NaN spreads it to rows that cannot see it, the GPU kernels skip masked blocks.)
+      for (const force of [FLASH_BLOCKS[1]!, null]) {
+      attentionTuning.force = force;
+      const shape = [1, 2, 40, 32];
+      const values = (seed: number) => Array.from({ length: 2 * 40 * 32 }, (_, i) => Math.sin(i * 0.37 + seed));
+      const qv = values(1);
+      qv[5 * 32 + 3] = Number.NaN;
+      const vv = values(3);
+      vv[7] = Number.NaN;
+      const run = (g: Pair['webgpu']) => {
+        using q = g.tensor(Float32Array.from(qv), shape);
+        using k = g.tensor(Float32Array.from(values(2)), shape);
+        using v = g.tensor(Float32Array.from(vv), shape);
+        const r = g.attention(q, k, v, { causal: true, returnLogSumExp: true });
+        const got = [Array.from(r.out.toArraySync() as Float32Array), Array.from(r.lse.toArraySync() as Float32Array)];
+        r.out.dispose();
+        r.lse.dispose();
+        return got;
+      };
+      const [out, lse] = run(pair.webgpu);
+      const [cOut, cLse] = run(pair.cpu);
+      for (const [got, want, what] of [[out!, cOut!, 'out'], [lse!, cLse!, 'lse']] as const) {
+        expect(got.map((x) => (Number.isNaN(x) ? 'NaN' : 0)), `${what}: NaN places (${force ? 'register-blocked' : 'scalar'})`).toEqual(want.map((x) => (Number.isNaN(x) ? 'NaN' : 0)));
+        expect(relError(got.map((x) => (Number.isNaN(x) ? 0 : x)), want.map((x) => (Number.isNaN(x) ? 0 : x)), 'f32'), what).toBeLessThanOrEqual(1e-5);
+      }
+      }
+    } finally {
+      attentionTuning.force = undefined;
+    }
+  });
+
+  it('chooses the register-blocked kernel for head dims that are multiples of 16 where its blocks fit, the scalar one otherwise', () => {
+    expect(flashBlock(64, 49152, 32)).toEqual({ bq: 64, bkv: 32, tr: 16, tc: 16 });
+    expect(flashBlock(128, 49152, 32)).toBeDefined();
+    expect(flashBlock(256, 49152, 32)).toBeUndefined();
+    expect(flashBlock(17, 49152, 32)).toBeUndefined();
+    for (const d of [16, 32, 48, 64, 80, 96, 112, 128]) {
+      const b = flashBlock(d, 32768, 8);
+      expect(b, `D${d} on 32 KB`).toBeDefined();
+      expect(flashBytes(b!, d, 8 % b!.tc === 0)).toBeLessThanOrEqual(32768);
+    }
   });
 
   it('blocks fit the workgroup memory of the device for every head dim up to 256', () => {

@@ -1,4 +1,4 @@
-"""Fits the polynomial coefficients of kernels/wasm/vmath.h (run: python3 fit_coefficients.py).
+"""Fits the polynomial coefficients of kernels/wasm/vmath.h and rows.c (run: python3 fit_coefficients.py).
 
 Each polynomial is a near-minimax fit (Lawson's iteratively reweighted least squares on Chebyshev
 nodes, 40-digit references from mpmath) of the part of a function that is left after its exact
@@ -48,6 +48,10 @@ def report(name, fn, lo, hi, deg, weight):
 # exp(r) = 1 + r + r^2 Q(r) on |r| <= ln2/2.
 report("exp Q", lambda r: (mp.exp(r) - 1 - r) / r**2 if r != 0 else mp.mpf(1) / 2,
        -0.34658, 0.34658, 4, lambda x, y: x**2 / np.exp(x))
+
+# The same of degree 3, for f32 softmax (rows.c: softmax_exp_constants).
+report("exp Q (softmax)", lambda r: (mp.exp(r) - 1 - r) / r**2 if r != 0 else mp.mpf(1) / 2,
+       -0.34658, 0.34658, 3, lambda x, y: x**2 / np.exp(x))
 
 # log(1+f) = f - f^2/2 + f^3 P(f) on [sqrt(1/2) - 1, sqrt(2) - 1].
 report("log P", lambda f: (mp.log(1 + f) - f + f**2 / 2) / f**3 if abs(f) > 1e-6 else mp.mpf(1) / 3 - f / 4,

@@ -16,9 +16,12 @@
  * where they are installed (a row says so when its anchor is missing). Every case is checked
  * against the CPU backend on a sample before it is timed.
  *
- * Run: `tsx bench/webgpu.ts [--small] [--no-anchors] [key-prefix...]`. `--small` takes sizes a
- * software adapter (lavapipe) runs in seconds; prefixes (`add`, `matmul|f32`, ...) keep the cases
- * whose key starts with one of them. Dawn toggles for speed: `--toggles=disable_robustness,...`.
+ * Run: `tsx bench/webgpu.ts [--small] [--no-anchors] [--sweep] [key-prefix...]`. `--small` takes
+ * sizes a software adapter (lavapipe) runs in seconds; prefixes (`add`, `matmul|f32`, ...) keep the
+ * cases whose key starts with one of them. Dawn toggles for speed: `--toggles=disable_robustness,...`.
+ * `--sweep` also times the kernels' variants on the same shapes (row plans, attention blocks, GRU
+ * rows per group) and prints the matmul autotuner's candidates, for choosing the defaults; those
+ * lines are not in the report.
  */
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
@@ -27,11 +30,18 @@ import { GpuCompute } from '../src/compute/gpu-compute.js';
 import { Logger } from '../src/compute/core/logger.js';
 import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { createWebGpuBackend, type WebGpuBackend } from '../src/compute/webgpu/webgpu-backend.js';
+import { attentionTuning, FLASH_BLOCKS, flashBytes, type FlashBlock } from '../src/compute/webgpu/attention.js';
+import { gruTuning } from '../src/compute/webgpu/gru.js';
+import { layerNorm as rowsLayerNorm, rowPlan, rowTuning, softmax as rowsSoftmax, type RowPlan } from '../src/compute/webgpu/rows.js';
+import { teamWorkgroupLimit } from '../src/compute/webgpu/team.js';
 import { median, runPython, writeReport, type BenchRow } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
 const small = argv.includes('--small');
+const sweep = argv.includes('--sweep');
+/** The sweep's lines, printed after the report. */
+const sweepLines: string[] = [];
 const anchors = !argv.includes('--no-anchors');
 const toggles = argv.find((a) => a.startsWith('--toggles='))?.slice('--toggles='.length).split(',').filter(Boolean);
 const prefixes = argv.filter((a) => !a.startsWith('--'));
@@ -187,6 +197,12 @@ for (const shape of attentionShapes) {
     if (small) {
       using ref = cpu.attention(qc, kc, vc, { causal });
       check(key, sampleError(out, ref), 1e-5);
+    } else {
+      // Too large for the CPU here: against the scalar kernel, itself checked against the CPU in the tests.
+      attentionTuning.force = null;
+      using ref = gpu.attention(q, k, v, { causal });
+      attentionTuning.force = undefined;
+      check(key, sampleError(out, ref, 1 << 20), 1e-5);
     }
     const ms = timeDevice(() => {
       out.dispose();
@@ -263,6 +279,108 @@ if (wanted('host')) {
   b.dispose();
 }
 
+// ------------------------------------------------------------------ --sweep: the kernels' variants
+
+if (sweep) {
+  const maxWg = teamWorkgroupLimit(backend.dev);
+  for (const [r, c] of rowShapes) {
+    for (const op of ['softmax', 'layerNorm'] as const) {
+      const [x, xc] = twin([r, c], 3);
+      const out = gpu.empty([r, c]);
+      using ref = op === 'softmax' ? cpu.softmax(xc) : cpu.layerNorm(xc);
+      const plans = new Map<string, RowPlan>();
+      for (const elements of [8, 16, 32]) {
+        for (const minWorkgroup of [256, 1024]) {
+          const plan = rowPlan(r, c, maxWg, { ...rowTuning, elements, minWorkgroup, splitBelow: 0 });
+          plans.set(JSON.stringify(plan), plan);
+        }
+      }
+      for (const splitWorkgroup of [256, 1024]) {
+        for (const splitElements of [16, 32]) {
+          const plan = rowPlan(r, c, maxWg, { ...rowTuning, splitWorkgroup, splitElements, splitBelow: Infinity, splitMinCols: 0 });
+          if (plan.chunks !== undefined && plan.chunks > 1) plans.set(JSON.stringify(plan), plan);
+        }
+      }
+      const chosen = JSON.stringify(rowPlan(r, c, maxWg));
+      for (const [name, plan] of plans) {
+        const run = () => (op === 'softmax' ? rowsSoftmax(backend, x.view, out.view, r, c, false, plan) : rowsLayerNorm(backend, x.view, undefined, undefined, out.view, r, c, 1e-5, plan));
+        try {
+          run();
+          const err = sampleError(out, ref, 1 << 20);
+          const ms = timeDevice(run);
+          sweepLines.push(`${op} ${r}x${c} ${name}${name === chosen ? ' (default)' : ''}: ${((2 * r * c * 4) / ms / 1e6).toFixed(0)} GB/s, error ${err.toExponential(1)}`);
+        } catch (err) {
+          sweepLines.push(`${op} ${r}x${c} ${name}: failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+        }
+      }
+      for (const t of [x, xc, out]) t.dispose();
+    }
+  }
+  const limit = backend.dev.limits.maxComputeWorkgroupStorageSize;
+  for (const shape of attentionShapes) {
+    const dims = [shape.batch, shape.heads, shape.seq, shape.dim];
+    const q = gpu.randn(dims, { seed: 6 });
+    const k = gpu.randn(dims, { seed: 7 });
+    const v = gpu.randn(dims, { seed: 8 });
+    for (const causal of [false, true]) {
+      attentionTuning.force = null;
+      const ref = gpu.attention(q, k, v, { causal });
+      const variants: [string, FlashBlock | null | undefined][] = [['default', undefined], ['scalar', null], ...FLASH_BLOCKS.map((b) => [JSON.stringify(b), b] as [string, FlashBlock])];
+      for (const [name, force] of variants) {
+        if (force && (flashBytes(force, shape.dim, true) > limit || (shape.dim / 4) % force.tc !== 0 || (force.bkv * shape.dim) % (force.tr * force.tc) !== 0)) continue;
+        attentionTuning.force = force;
+        try {
+          let out = gpu.attention(q, k, v, { causal });
+          const err = sampleError(out, ref, 1 << 20);
+          const ms = timeDevice(() => {
+            out.dispose();
+            out = gpu.attention(q, k, v, { causal });
+          }, 3);
+          out.dispose();
+          const flops = 4 * shape.batch * shape.heads * shape.seq ** 2 * shape.dim * (causal ? 0.5 : 1);
+          sweepLines.push(`attention B${shape.batch} H${shape.heads} S${shape.seq} D${shape.dim}${causal ? ' causal' : ''} ${name}: ${(flops / ms / 1e9).toFixed(2)} TFLOP/s, error vs scalar ${err.toExponential(1)}`);
+        } catch (err) {
+          sweepLines.push(`attention D${shape.dim} ${name}: failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+        }
+      }
+      attentionTuning.force = undefined;
+      ref.dispose();
+    }
+    for (const t of [q, k, v]) t.dispose();
+  }
+  {
+    const { batch: B, input: I, hidden: H, steps: T } = gruShape;
+    const x = gpu.randn([B, T, I], { seed: 11, std: 0.5 });
+    const h0 = gpu.randn([B, H], { seed: 12, std: 0.5 });
+    const weights = { wIh: gpu.randn([3 * H, I], { seed: 13, std: 0.1 }), wHh: gpu.randn([3 * H, H], { seed: 14, std: 0.1 }), bIh: gpu.randn([3 * H], { seed: 15, std: 0.1 }), bHh: gpu.randn([3 * H], { seed: 16, std: 0.1 }) };
+    const reference = gpu.gru(x, h0, weights);
+    for (const nb of [1, 2, 4, 8]) {
+      gruTuning.nb = nb;
+      const r0 = gpu.gru(x, h0, weights);
+      const err = sampleError(r0.output, reference.output, 1 << 20);
+      r0.output.dispose();
+      r0.hidden.dispose();
+      const ms = timeDevice(() => {
+        const r = gpu.gru(x, h0, weights);
+        r.output.dispose();
+        r.hidden.dispose();
+      }, 5);
+      // The input projection alone (one product), to split the layer's time.
+      sweepLines.push(`gru b${B} in${I} h${H} T${T} rows per group ${nb}: ${(ms * 1000).toFixed(1)} us, error vs nb 4 ${err.toExponential(1)}`);
+    }
+    gruTuning.nb = 4;
+    const xs = x.reshape([B * T, I]);
+    const projMs = timeDevice(() => gpu.matmul(xs, weights.wIh, { transB: true }).dispose(), 5);
+    sweepLines.push(`gru input projection [${B * T}, ${I}] x [${3 * H}, ${I}]^T alone: ${(projMs * 1000).toFixed(1)} us`);
+    for (const t of [x, h0, xs, weights.wIh, weights.wHh, weights.bIh, weights.bHh, reference.output, reference.hidden]) t.dispose();
+  }
+  for (const [key, record] of backend.autotune.entries()) {
+    if (!key.includes(backend.deviceKey)) continue;
+    const candidates = Object.entries(record.candidates).sort((a, b) => a[1] - b[1]).map(([name, ms]) => `${name} ${ms.toFixed(3)}`);
+    sweepLines.push(`matmul autotune ${key.slice(key.indexOf(backend.deviceKey) + backend.deviceKey.length)}: ${record.choice}; ${candidates.join(', ')}`);
+  }
+}
+
 // ------------------------------------------------------------------ torch anchors, where installed
 
 if (anchors && !small) {
@@ -296,5 +414,6 @@ if (anchors && !small) {
 writeReport('webgpu', rows, {
   meta: { adapter: `${adapter.description || adapter.device} (${adapter.backendType})`, features: adapter.features, small, toggles: toggles ?? [] },
 });
+if (sweepLines.length > 0) console.log(`\nsweep:\n${sweepLines.join('\n')}`);
 gpu.dispose();
 cpu.dispose();

@@ -14,10 +14,12 @@ import type { KernelSpec } from './wgsl.js';
 
 const specs = new Map<string, KernelSpec>();
 
-/** Invocations per workgroup of the step kernel, batch rows per group, columns per lane loaded at once. */
+/** Invocations per workgroup of the step kernel, columns per lane loaded at once. */
 const STEP_WG = 256;
-const NB = 4;
 const MAX_KI = 8;
+
+/** @internal Batch rows per group of the step kernel (the benchmark sweeps it). */
+export const gruTuning = { nb: 4 };
 const NORM_WG = 256;
 
 /** Lanes per unit: a subgroup of up to 32 where shuffles may combine them, else 32 through workgroup memory. */
@@ -35,8 +37,9 @@ function stepSpec(ctx: WebGpuOpContext, p: GruRecurrenceParams, norm: boolean): 
   const bhh = p.bHh !== undefined;
   const { ks, subgroups } = stepLanes(ctx);
   const ki = Math.min(MAX_KI, Math.ceil(p.hidden / ks));
+  const NB = gruTuning.nb;
   const roleTypes = [p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq].map((v) => v?.dtype ?? '-').join(',');
-  return cachedSpec(specs, `gru-step|${dtype}|${roleTypes}|${bih}|${bhh}|${norm}|${ks}|${ki}|${subgroups}`, () => ({
+  return cachedSpec(specs, `gru-step|${dtype}|${roleTypes}|${bih}|${bhh}|${norm}|${ks}|${ki}|${NB}|${subgroups}`, () => ({
     op: 'gru',
     files: ['math.wgsl', 'gru-step.wgsl'],
     flags: { BIH: bih, BHH: bhh, NORM: norm, SUBGROUPS: subgroups },
@@ -93,7 +96,7 @@ export function webgpuGruRecurrence(ctx: WebGpuOpContext, p: GruRecurrenceParams
   const norm = p.layerNorm !== undefined;
   const step = stepSpec(ctx, p, norm);
   const { ks } = stepLanes(ctx);
-  const groups = E * Math.ceil(B / NB) * H;
+  const groups = E * Math.ceil(B / gruTuning.nb) * H;
   const stepGrid = groups1d(ctx, Math.ceil(groups / (STEP_WG / ks)) * STEP_WG, STEP_WG);
   const scratch = norm ? ctx.scratch(E * B * H * 4) : undefined;
   try {

@@ -43,6 +43,7 @@ export class CommandBatch {
   #pass: GPUComputePassEncoder | undefined;
   #passPipeline: GPUComputePipeline | undefined;
   #dispatches = 0;
+  #flushes = 0;
   /** The ops recorded since the last flush (for error messages), in order, without repeats in a row. */
   readonly #ops: string[] = [];
   /** Run once the batch is submitted (e.g. destroying upload buffers its copies read). */
@@ -64,6 +65,16 @@ export class CommandBatch {
     this.u32 = new Uint32Array(this.#host);
     this.i32 = new Int32Array(this.#host);
     this.f32 = new Float32Array(this.#host);
+  }
+
+  /** Dispatches recorded since the last flush. */
+  get dispatches(): number {
+    return this.#dispatches;
+  }
+
+  /** Flushes that submitted something so far (a timer checks none happened inside its timed pass). */
+  get flushes(): number {
+    return this.#flushes;
   }
 
   /** Whether anything is recorded and not yet submitted. */
@@ -138,6 +149,7 @@ export class CommandBatch {
   /** Submits what is recorded (nothing happens when nothing is); returns the ops it held. */
   flush(): string[] {
     if (!this.#encoder) return [];
+    this.#flushes++;
     this.endPass();
     const { queue } = this.#dev.device;
     if (this.#used > 0) queue.writeBuffer(this.arena, 0, this.#host, 0, this.#used);

@@ -16,6 +16,8 @@ export class GpuTimer {
   readonly #readback: Readback;
   readonly #timeoutMs: number;
   #queries: { set: GPUQuerySet; resolve: GPUBuffer } | undefined;
+  /** Dispatches the last {@link time} recorded. */
+  lastDispatches = 0;
 
   constructor(dev: WebGpuDevice, batch: CommandBatch, readback: Readback, timeoutMs: number) {
     this.#dev = dev;
@@ -32,6 +34,8 @@ export class GpuTimer {
   /**
    * Milliseconds for `record` to run on the device (it records dispatches only: they all land in
    * one timed compute pass). Blocks until the device is done.
+   * @throws Error when `record` fills a batch (over 1024 dispatches): the pass would end early and
+   *   the time cover only part of the work; time fewer at once ({@link lastDispatches} says how many one took).
    */
   time(op: string, record: () => void): number {
     if (!this.deviceClock) return this.timeWall(op, record);
@@ -39,7 +43,13 @@ export class GpuTimer {
     // A batch that filled up mid-recording would end the timed pass early: start from an empty one.
     this.#batch.flush();
     this.#batch.timedPass(op, { querySet: queries.set, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 });
+    const flushes = this.#batch.flushes;
     record();
+    this.lastDispatches = this.#batch.dispatches;
+    if (this.#batch.flushes !== flushes) {
+      this.#batch.flush();
+      throw new Error(`${op}: the timed work filled a batch and was submitted in parts; time fewer dispatches at once`);
+    }
     this.#batch.encoder(op).resolveQuerySet(queries.set, 0, 2, queries.resolve, 0);
     const stamps = new BigUint64Array(2);
     this.#readback.read(op, queries.resolve, 0, new Uint8Array(stamps.buffer), this.#timeoutMs);

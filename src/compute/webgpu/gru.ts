@@ -1,7 +1,7 @@
 /**
  * A GRU layer's recurrence on WebGPU: one dispatch of the fused step kernel per timestep
  * (`kernels/wgsl/gru-step.wgsl`: h·W_hhᵀ, biases, gates and update for every member, batch row
- * and unit; a group of KS invocations per unit and NB batch rows, splitting the columns, with
+ * and unit; a group of KS invocations per unit and NB (2) batch rows, splitting the columns, with
  * every load of a chunk in flight at once), plus the layer-norm pass when the layer has one
  * (`gru-norm.wgsl`). All T steps are recorded into the open batch and go to the device in one
  * submit; the queue orders each step after the one it reads.
@@ -19,7 +19,7 @@ const STEP_WG = 256;
 const MAX_KI = 8;
 
 /** @internal Batch rows per group of the step kernel (the benchmark sweeps it). */
-export const gruTuning = { nb: 4 };
+export const gruTuning = { nb: 2 };
 const NORM_WG = 256;
 
 /** Lanes per unit: a subgroup of up to 32 where shuffles may combine them, else 32 through workgroup memory. */

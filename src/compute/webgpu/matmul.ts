@@ -30,6 +30,8 @@ const ROUNDS = 3;
 /** Enough back-to-back products for about this much GPU time per round. */
 const TARGET_MS = 2;
 const MAX_REPS = 20;
+/** Device time spent before the timed rounds, so the clocks are up (a GPU idling at low clocks takes a while). */
+const WARM_MS = 30;
 
 const specs = new Map<string, KernelSpec>();
 
@@ -140,28 +142,43 @@ function chooseConfig(ctx: WebGpuOpContext, p: MatmulParams): MatmulConfig {
 
 /**
  * Times every configuration on the real operands (each run overwrites `out`; the chosen one runs
- * after) and keeps the fastest for the class. A configuration Dawn refuses is skipped.
+ * after) and keeps the fastest for the class. Every candidate is built and run once first (one
+ * Dawn refuses is skipped), the device is kept busy for {@link WARM_MS} so its clocks are up, and
+ * then each round times every candidate in turn, so a change of clock mid-way touches them all
+ * alike; a candidate's time is its best round.
  */
 function tune(ctx: WebGpuOpContext, p: MatmulParams, configs: readonly MatmulConfig[], key: string): MatmulConfig | undefined {
   const timer = ctx.timer!;
-  const times: Record<string, number> = {};
-  let best: { config: MatmulConfig; ms: number } | undefined;
+  const live: { config: MatmulConfig; reps: number; ms: number }[] = [];
   for (const config of configs) {
-    const name = configName(config);
     try {
       const once = timer.time('matmul autotune', () => record(ctx, p, config));
-      const reps = Math.max(1, Math.min(MAX_REPS, Math.ceil(TARGET_MS / Math.max(once, 1e-3))));
-      let ms = once;
-      for (let round = 0; round < ROUNDS; round++) {
-        ms = Math.min(ms, timer.time('matmul autotune', () => {
-          for (let r = 0; r < reps; r++) record(ctx, p, config);
-        }) / reps);
-      }
-      times[name] = ms;
-      if (!best || ms < best.ms) best = { config, ms };
+      live.push({ config, reps: Math.max(1, Math.min(MAX_REPS, Math.ceil(TARGET_MS / Math.max(once, 1e-3)))), ms: Infinity });
     } catch (err) {
-      ctx.logger?.debug(`matmul autotune: ${name} skipped: ${err instanceof Error ? err.message : String(err)}`);
+      ctx.logger?.debug(`matmul autotune: ${configName(config)} skipped: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+  if (live.length === 0) return undefined;
+  let warm = 0;
+  while (warm < WARM_MS) {
+    const ms = timer.time('matmul autotune', () => {
+      for (let r = 0; r < live[0]!.reps; r++) record(ctx, p, live[0]!.config);
+    });
+    warm += Math.max(ms, 0.05);
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of live) {
+      const ms = timer.time('matmul autotune', () => {
+        for (let r = 0; r < c.reps; r++) record(ctx, p, c.config);
+      }) / c.reps;
+      c.ms = Math.min(c.ms, ms);
+    }
+  }
+  const times: Record<string, number> = {};
+  let best: { config: MatmulConfig; ms: number } | undefined;
+  for (const c of live) {
+    times[configName(c.config)] = c.ms;
+    if (!best || c.ms < best.ms) best = { config: c.config, ms: c.ms };
   }
   if (!best) return undefined;
   const entry: AutotuneRecord = {

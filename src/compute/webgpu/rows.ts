@@ -23,7 +23,11 @@ const specs = new Map<string, KernelSpec>();
  * elements each of its invocations holds, and the fewest workgroups below which long rows split.
  */
 export const rowTuning = {
+  /** Elements per invocation for layerNorm, and for softmax (whose exponentials give each element more to do). */
   elements: 16,
+  softmaxElements: 32,
+  /** softmax's e^ by the hardware's exp2 (else the polynomial exp_fast). */
+  hwExp: true,
   maxElements: 32,
   minWorkgroup: 256,
   splitWorkgroup: 256,
@@ -46,8 +50,8 @@ export interface RowPlan {
 
 const nextPow2 = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 
-/** The plan for `rows` rows of `cols` on a device whose workgroups may have `maxWg` invocations. */
-export function rowPlan(rows: number, cols: number, maxWg: number, tuning = rowTuning): RowPlan {
+/** The plan for `rows` rows of `cols` on a device whose workgroups may have `maxWg` invocations (`tuning.elements` per invocation). */
+export function rowPlan(rows: number, cols: number, maxWg: number, tuning: Omit<typeof rowTuning, 'softmaxElements' | 'hwExp'> = rowTuning): RowPlan {
   const units = Math.ceil(cols / 4);
   const maxUnits = Math.max(1, Math.floor(tuning.maxElements / 4));
   const team = Math.min(maxWg, nextPow2(Math.ceil(units / Math.max(1, Math.floor(tuning.elements / 4)))));
@@ -84,7 +88,8 @@ interface RowKernel {
 function rowSpec(k: RowKernel): KernelSpec {
   const { op, phase, plan, vec4, sub } = k;
   const softmax = op !== 'layerNorm';
-  const key = `rows|${op}|${phase}|${k.roles.map((r) => r.dtype).join(',')}|${k.gamma}|${k.beta}|${plan.wg}|${plan.team}|${plan.k}|${plan.chunk ?? 0}|${vec4}|${sub.subgroups ? sub.sg : 0}`;
+  const hwExp = softmax && rowTuning.hwExp;
+  const key = `rows|${op}|${hwExp}|${phase}|${k.roles.map((r) => r.dtype).join(',')}|${k.gamma}|${k.beta}|${plan.wg}|${plan.team}|${plan.k}|${plan.chunk ?? 0}|${vec4}|${sub.subgroups ? sub.sg : 0}`;
   return cachedSpec(specs, key, () => ({
     op,
     files: [...(softmax ? ['math.wgsl'] : []), 'rows-io.wgsl', 'team-reduce.wgsl', softmax ? 'softmax.wgsl' : 'layernorm.wgsl'],
@@ -97,6 +102,7 @@ function rowSpec(k: RowKernel): KernelSpec {
       GAMMA: k.gamma,
       BETA: k.beta,
       SUBGROUPS: sub.subgroups,
+      HW_EXP: hwExp,
     },
     consts: { WG: plan.wg, TEAM: plan.team, K: plan.k, SG: sub.sg, CHUNK: plan.chunk ?? 0 },
     roles: k.roles,
@@ -115,7 +121,7 @@ function runRows(
   extra: { gamma?: TensorView; beta?: TensorView; eps?: number },
   rows: number,
   cols: number,
-  plan: RowPlan = rowPlan(rows, cols, teamWorkgroupLimit(ctx.dev)),
+  plan: RowPlan = rowPlan(rows, cols, teamWorkgroupLimit(ctx.dev), op === 'layerNorm' ? rowTuning : { ...rowTuning, elements: rowTuning.softmaxElements }),
 ): void {
   const inputs = [x, ...(extra.gamma ? [extra.gamma] : []), ...(extra.beta ? [extra.beta] : [])];
   const vec4 = cols % 4 === 0 && aligned([...inputs, out]);

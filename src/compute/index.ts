@@ -62,7 +62,7 @@ export type { Backend, BackendCore, BackendStream, DeviceInfo, OptionalOp, Optio
 export type { CapturedFunction, CaptureResult } from './ops/capture.js';
 export type { ComposedBackend } from './backend/composed-ops.js';
 export { DenseLinalgError } from './backend/dense-linalg.js';
-export type { DenseLinalg } from './backend/dense-linalg.js';
+export type { DenseLinalg, TruncatedSvdShape, TruncatedSvdViews } from './backend/dense-linalg.js';
 export { BackendUnavailableError } from './backend/registration.js';
 export type { BackendProbe, BackendRegistration, OpenOptions, ProbedDevice, ProbeOptions } from './backend/registration.js';
 export { BACKENDS, BACKEND_KINDS } from './backends.js';

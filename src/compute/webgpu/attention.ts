@@ -71,7 +71,7 @@ function flashFits(b: FlashBlock, d: number): boolean {
   return d % 16 === 0 && d4 % b.tc === 0 && b.bq % b.tr === 0 && b.bkv % b.tc === 0 && b.bkv % 4 === 0 && (b.bkv * d) % (b.tr * b.tc) === 0;
 }
 
-/** Fewest scores (Sq·Sk) worth the register-blocked kernel; below, the scalar one (cheaper to build) runs. */
+/** Fewest scores (Sq·Sk) worth the register-blocked kernel on a hardware adapter; below, the scalar one (cheaper to build) runs. */
 export const FLASH_MIN_SCORES = 8192;
 
 /** @internal Forces a block of the register-blocked kernel (tests, the benchmark's sweep); null: the scalar kernel. */
@@ -122,7 +122,10 @@ function flashAttention(ctx: WebGpuOpContext, p: AttentionParams, block: FlashBl
 export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void {
   const limit = ctx.dev.limits.maxComputeWorkgroupStorageSize;
   const forced = attentionTuning.force;
-  if (forced !== null && (forced !== undefined || p.seqQ * p.seqK >= FLASH_MIN_SCORES)) {
+  // A software adapter (lavapipe, SwiftShader) keeps the scalar kernel unless a test forces a block:
+  // there each specialisation of the register-blocked one takes 8–10 s to build, and speed is the CPU's.
+  const flashByDefault = p.seqQ * p.seqK >= FLASH_MIN_SCORES && !ctx.dev.adapterInfo.fallback;
+  if (forced !== null && (forced !== undefined || flashByDefault)) {
     const sg = ctx.subgroupSize;
     const block = forced !== undefined && flashFits(forced, p.headDim) ? forced : flashBlock(p.headDim, limit, sg);
     if (block && flashBytes(block, p.headDim, shufflesFor(block, sg)) <= limit) {

@@ -137,7 +137,10 @@ function chooseConfig(ctx: WebGpuOpContext, p: MatmulParams): MatmulConfig {
   const known = ctx.autotune.get(key);
   const chosen = known ? configByName(known.kernel) : undefined;
   if (chosen && configs.includes(chosen)) return chosen;
-  return tune(ctx, p, configs, key) ?? fallback;
+  // A software adapter (lavapipe, SwiftShader) tunes over the plain configurations only: each
+  // build costs it seconds, and the tuned-only tiles are for real GPUs' register files.
+  const candidates = ctx.dev.adapterInfo.fallback ? configs.filter((c) => !c.tunedOnly) : configs;
+  return tune(ctx, p, candidates, key) ?? fallback;
 }
 
 /**

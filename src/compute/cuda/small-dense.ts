@@ -68,7 +68,7 @@ export function smallSvd(backend: CudaContext, a: TensorView, left: TensorView, 
 /** Threads of the one-launch SVD (`SMALL_RSVD_THREADS`). */
 const RSVD_THREADS = 1024;
 /** The widest sketch the one-launch SVD takes (`SMALL_RSVD_MAX_Q`: its f64 Gram and Jacobi columns are sized for it). */
-export const RSVD_MAX_WIDTH = 32;
+const RSVD_MAX_WIDTH = 32;
 /** Its static shared memory (`RsvdScratch`, 38 KB), rounded up. */
 const RSVD_STATIC_SHARED = 40 * 1024;
 /**

@@ -90,6 +90,31 @@ function shufflesFor(b: FlashBlock, subgroupSize: number | undefined): boolean {
   return subgroupSize !== undefined && subgroupSize % b.tc === 0;
 }
 
+/** The bindings both attention kernels take: q, k, v, the key lengths if given, out, the log-sum-exp if asked for. */
+function attentionRoles(p: AttentionParams): KernelSpec['roles'] {
+  return [
+    { name: 'q', dtype: p.q.dtype },
+    { name: 'k', dtype: p.k.dtype },
+    { name: 'v', dtype: p.v.dtype },
+    ...(p.keyLengths !== undefined ? [{ name: 'lengths', dtype: 'i32' as const }] : []),
+    { name: 'out', dtype: p.out.dtype, write: true },
+    ...(p.lse !== undefined ? [{ name: 'lse', dtype: 'f32' as const, write: true }] : []),
+  ];
+}
+
+const ATTENTION_PARAMS: KernelSpec['params'] = [['batch', 'u32'], ['hq', 'u32'], ['hkv', 'u32'], ['sq', 'u32'], ['sk', 'u32'], ['scale', 'f32']];
+
+/** Runs an attention kernel over (query blocks of `bq` rows, heads, batch), bound as {@link attentionRoles}. */
+function dispatchAttention(ctx: WebGpuOpContext, spec: KernelSpec, p: AttentionParams, bq: number): void {
+  const views: TensorView[] = [p.q, p.k, p.v, ...(p.keyLengths ? [p.keyLengths] : []), p.out, ...(p.lse ? [p.lse] : [])];
+  const max = ctx.dispatcher.maxGroups;
+  const groups = [Math.ceil(p.seqQ / bq), p.heads, Math.min(p.batch, max)] as const;
+  if (groups[0] > max || groups[1] > max) {
+    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${groups[0]} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
+  }
+  ctx.dispatcher.run(spec, views, [p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.scale], groups);
+}
+
 function flashAttention(ctx: WebGpuOpContext, p: AttentionParams, block: FlashBlock, subgroups: boolean, sg: number): void {
   const lengths = p.keyLengths !== undefined;
   const lse = p.lse !== undefined;
@@ -99,24 +124,11 @@ function flashAttention(ctx: WebGpuOpContext, p: AttentionParams, block: FlashBl
     files: ['math.wgsl', 'attention-flash.wgsl'],
     flags: { CAUSAL: p.causal, LENGTHS: lengths, LSE: lse, SUBGROUPS: subgroups },
     consts: { D: p.headDim, BQ: block.bq, BKV: block.bkv, TR: block.tr, TC: block.tc, T: block.tr * block.tc },
-    roles: [
-      { name: 'q', dtype: p.q.dtype },
-      { name: 'k', dtype: p.k.dtype },
-      { name: 'v', dtype: p.v.dtype },
-      ...(lengths ? [{ name: 'lengths', dtype: 'i32' as const }] : []),
-      { name: 'out', dtype: p.out.dtype, write: true },
-      ...(lse ? [{ name: 'lse', dtype: 'f32' as const, write: true }] : []),
-    ],
-    params: [['batch', 'u32'], ['hq', 'u32'], ['hkv', 'u32'], ['sq', 'u32'], ['sk', 'u32'], ['scale', 'f32']],
+    roles: attentionRoles(p),
+    params: ATTENTION_PARAMS,
     subgroups,
   }));
-  const views: TensorView[] = [p.q, p.k, p.v, ...(lengths ? [p.keyLengths!] : []), p.out, ...(lse ? [p.lse!] : [])];
-  const max = ctx.dispatcher.maxGroups;
-  const groups = [Math.ceil(p.seqQ / block.bq), p.heads, Math.min(p.batch, max)] as const;
-  if (groups[0] > max || groups[1] > max) {
-    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${groups[0]} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
-  }
-  ctx.dispatcher.run(spec, views, [p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.scale], groups);
+  dispatchAttention(ctx, spec, p, block.bq);
 }
 
 export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void {
@@ -146,21 +158,8 @@ export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void 
     files: ['math.wgsl', 'attention.wgsl'],
     flags: { CAUSAL: p.causal, LENGTHS: lengths, LSE: lse },
     consts: { D: p.headDim, BQ: block.bq, BKV: block.bkv, TPR: block.tpr },
-    roles: [
-      { name: 'q', dtype: p.q.dtype },
-      { name: 'k', dtype: p.k.dtype },
-      { name: 'v', dtype: p.v.dtype },
-      ...(lengths ? [{ name: 'lengths', dtype: 'i32' as const }] : []),
-      { name: 'out', dtype: p.out.dtype, write: true },
-      ...(lse ? [{ name: 'lse', dtype: 'f32' as const, write: true }] : []),
-    ],
-    params: [['batch', 'u32'], ['hq', 'u32'], ['hkv', 'u32'], ['sq', 'u32'], ['sk', 'u32'], ['scale', 'f32']],
+    roles: attentionRoles(p),
+    params: ATTENTION_PARAMS,
   }));
-  const views: TensorView[] = [p.q, p.k, p.v, ...(lengths ? [p.keyLengths!] : []), p.out, ...(lse ? [p.lse!] : [])];
-  const max = ctx.dispatcher.maxGroups;
-  const groups = [Math.ceil(p.seqQ / block.bq), p.heads, Math.min(p.batch, max)] as const;
-  if (groups[0] > max || groups[1] > max) {
-    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${Math.ceil(p.seqQ / block.bq)} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
-  }
-  ctx.dispatcher.run(spec, views, [p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.scale], groups);
+  dispatchAttention(ctx, spec, p, block.bq);
 }

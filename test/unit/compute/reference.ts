@@ -95,7 +95,8 @@ export function reduceRef(
 
 /** Rows of the last axis, transformed by `f`. */
 export function rowsRef(x: ArrayLike<number>, cols: number, f: (row: number[]) => number[]): number[] {
+  const values = Array.from(x);
   const out: number[] = [];
-  for (let base = 0; base < x.length; base += cols) out.push(...f(Array.from(x).slice(base, base + cols)));
+  for (let base = 0; base < values.length; base += cols) out.push(...f(values.slice(base, base + cols)));
   return out;
 }

@@ -3,6 +3,7 @@
 // *_vec kernels need every pointer 16-byte aligned (and, for rows, cols a multiple of the
 // vector width); *_scalar kernels take any alignment.
 #include "dtype.cuh"
+#include "kernel_select.cuh"
 #include "elementwise.cuh"
 #include "ops.cuh"
 
@@ -35,13 +36,17 @@ __device__ __forceinline__ void same_body(const T* __restrict__ a, const T* __re
   pack_tail<W>(n, [&](idx_t i) { out[i] = narrow<T>(op(widen(a[i]), widen(b[i]))); });
 }
 
+#if GC_WANT_KERNEL(binary_same_vec)
 extern "C" __global__ void binary_same_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n) {
   same_body<VecWidth<T>::value>(a, b, out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_same_scalar)
 extern "C" __global__ void binary_same_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                               idx_t n) {
   same_body<1>(a, b, out, n);
 }
+#endif
 
 // ---- one side is a single value (B_SCALAR: b is; otherwise a is) ----
 // The value comes either from a one-element tensor (binary_scalar_*) or as the kernel argument
@@ -68,34 +73,50 @@ __device__ __forceinline__ void scalar_body(const T* __restrict__ full, const C 
   pack_tail<W>(n, [&](idx_t i) { out[i] = narrow<T>(B_SCALAR ? op(widen(full[i]), s) : op(s, widen(full[i]))); });
 }
 
+#if GC_WANT_KERNEL(binary_scalar_b_vec)
 extern "C" __global__ void binary_scalar_b_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                idx_t n) {
   scalar_body<VecWidth<T>::value, true>(a, widen(b[0]), out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_scalar_b_scalar)
 extern "C" __global__ void binary_scalar_b_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                   idx_t n) {
   scalar_body<1, true>(a, widen(b[0]), out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_scalar_a_vec)
 extern "C" __global__ void binary_scalar_a_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                idx_t n) {
   scalar_body<VecWidth<T>::value, false>(b, widen(a[0]), out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_scalar_a_scalar)
 extern "C" __global__ void binary_scalar_a_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                   idx_t n) {
   scalar_body<1, false>(b, widen(a[0]), out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_imm_b_vec)
 extern "C" __global__ void binary_imm_b_vec(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
   scalar_body<VecWidth<T>::value, true>(x, s, out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_imm_b_scalar)
 extern "C" __global__ void binary_imm_b_scalar(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
   scalar_body<1, true>(x, s, out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_imm_a_vec)
 extern "C" __global__ void binary_imm_a_vec(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
   scalar_body<VecWidth<T>::value, false>(x, s, out, n);
 }
+#endif
+#if GC_WANT_KERNEL(binary_imm_a_scalar)
 extern "C" __global__ void binary_imm_a_scalar(const T* __restrict__ x, const C s, T* __restrict__ out, idx_t n) {
   scalar_body<1, false>(x, s, out, n);
 }
+#endif
 
 // ---- one side is a row [cols] repeated over [rows, cols] (B_ROW: b is the row) ----
 // The column advances by a fixed step per grid-stride iteration, so only the first needs a division.
@@ -125,22 +146,30 @@ __device__ __forceinline__ void row_body(const T* __restrict__ a, const T* __res
 }
 
 // cols % (16 / sizeof(T)) == 0 and every pointer 16-byte aligned.
+#if GC_WANT_KERNEL(binary_row_b_vec)
 extern "C" __global__ void binary_row_b_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
                                             unsigned int cols) {
   row_body<VecWidth<T>::value, true>(a, b, out, n, cols);
 }
+#endif
+#if GC_WANT_KERNEL(binary_row_b_scalar)
 extern "C" __global__ void binary_row_b_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                idx_t n, unsigned int cols) {
   row_body<1, true>(a, b, out, n, cols);
 }
+#endif
+#if GC_WANT_KERNEL(binary_row_a_vec)
 extern "C" __global__ void binary_row_a_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
                                             unsigned int cols) {
   row_body<VecWidth<T>::value, false>(a, b, out, n, cols);
 }
+#endif
+#if GC_WANT_KERNEL(binary_row_a_scalar)
 extern "C" __global__ void binary_row_a_scalar(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                idx_t n, unsigned int cols) {
   row_body<1, false>(a, b, out, n, cols);
 }
+#endif
 
 // ---- general strided broadcast, rank padded to 6 (leading dims of size 1) ----
 // I is the index type: 32-bit when every index fits, for cheaper division.
@@ -165,6 +194,7 @@ __device__ __forceinline__ void general_body(const T* __restrict__ a, const T* _
   }
 }
 
+#if GC_WANT_KERNEL(binary_general32)
 extern "C" __global__ void binary_general32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                             unsigned int n, unsigned int d0, unsigned int d1, unsigned int d2,
                                             unsigned int d3, unsigned int d4, unsigned int d5, unsigned int a0,
@@ -176,7 +206,9 @@ extern "C" __global__ void binary_general32(const T* __restrict__ a, const T* __
   const unsigned int bs[6] = {b0, b1, b2, b3, b4, b5};
   general_body<unsigned int>(a, b, out, n, dims, as, bs);
 }
+#endif
 
+#if GC_WANT_KERNEL(binary_general64)
 extern "C" __global__ void binary_general64(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
                                             idx_t d0, idx_t d1, idx_t d2, idx_t d3, idx_t d4, idx_t d5, idx_t a0, idx_t a1,
                                             idx_t a2, idx_t a3, idx_t a4, idx_t a5, idx_t b0, idx_t b1, idx_t b2, idx_t b3,
@@ -186,6 +218,7 @@ extern "C" __global__ void binary_general64(const T* __restrict__ a, const T* __
   const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
   general_body<idx_t>(a, b, out, n, dims, as, bs);
 }
+#endif
 
 // ---- general broadcast with a long last dim: rows of the output, indexed once per row ----
 // dims/strides as binary_general*; the last dim (d5, strides a5 and b5 of 0 or 1) is the row.
@@ -231,6 +264,7 @@ __device__ __forceinline__ void general_rows_body(const T* __restrict__ a, const
   }
 }
 
+#if GC_WANT_KERNEL(binary_general_rows32)
 extern "C" __global__ void binary_general_rows32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                  unsigned int rows, unsigned int d0, unsigned int d1, unsigned int d2,
                                                  unsigned int d3, unsigned int d4, unsigned int d5, unsigned int a0,
@@ -242,7 +276,9 @@ extern "C" __global__ void binary_general_rows32(const T* __restrict__ a, const 
   const unsigned int bs[6] = {b0, b1, b2, b3, b4, b5};
   general_rows_body<unsigned int>(a, b, out, rows, dims, as, bs);
 }
+#endif
 
+#if GC_WANT_KERNEL(binary_general_rows64)
 extern "C" __global__ void binary_general_rows64(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                  idx_t rows, idx_t d0, idx_t d1, idx_t d2, idx_t d3, idx_t d4, idx_t d5,
                                                  idx_t a0, idx_t a1, idx_t a2, idx_t a3, idx_t a4, idx_t a5, idx_t b0,
@@ -252,3 +288,4 @@ extern "C" __global__ void binary_general_rows64(const T* __restrict__ a, const 
   const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
   general_rows_body<idx_t>(a, b, out, rows, dims, as, bs);
 }
+#endif

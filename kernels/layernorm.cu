@@ -92,6 +92,7 @@ struct ReduceMoments {
 };
 
 // One block per row, any cols.
+#if GC_WANT_KERNEL(layernorm_looped)
 extern "C" __global__ void __launch_bounds__(1024)
     layernorm_looped(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, T* __restrict__ out,
                      idx_t rows, idx_t cols, float eps) {
@@ -114,3 +115,4 @@ extern "C" __global__ void __launch_bounds__(1024)
     orow[k] = narrow<T>((widen(xr[k]) - acc.mean) * rstd * g + b);
   }
 }
+#endif

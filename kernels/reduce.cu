@@ -5,6 +5,7 @@
 // order, so results are deterministic for a given device.
 #include "block-reduce.cuh"
 #include "dtype.cuh"
+#include "kernel_select.cuh"
 #include "elementwise.cuh"
 
 typedef GC_REDUCE<C> Op;
@@ -19,6 +20,7 @@ typedef decltype(finish(Op::identity(), 1.0f)) Out;
 __device__ __forceinline__ Acc element(const T* p, idx_t index) { return Op::make(widen(*p), index); }
 
 // ---- contiguous axis (inner = 1), one warp per row; blocks of 128 threads (4 warps of 32) ----
+#if GC_WANT_KERNEL(reduce_rows_warp)
 extern "C" __global__ void __launch_bounds__(128) reduce_rows_warp(const T* __restrict__ x, Out* __restrict__ out,
                                                                   idx_t rows, idx_t len, float divisor) {
   const idx_t row = (idx_t)blockIdx.x * (blockDim.x / GC_WARP_SIZE) + gc_warp();
@@ -35,6 +37,7 @@ extern "C" __global__ void __launch_bounds__(128) reduce_rows_warp(const T* __re
   const Acc r = warp_reduce<Op>(Op::combine(a0, a1));
   if (lane == 0) out[row] = finish(r, divisor);
 }
+#endif
 
 // Loads that bypass L1: partials written by other blocks of the same grid.
 __device__ __forceinline__ float load_cg(const float* p) { return gc_load_coherent(p); }
@@ -105,14 +108,18 @@ __device__ __forceinline__ void rows_block_body(const T* __restrict__ x, Out* __
   if (threadIdx.x == 0) out[blockIdx.x] = finish(r, divisor);
 }
 
+#if GC_WANT_KERNEL(reduce_rows_block_vec)
 extern "C" __global__ void reduce_rows_block_vec(const T* __restrict__ x, Out* __restrict__ out, idx_t rows, idx_t len,
                                                  float divisor) {
   rows_block_body<VecWidth<T>::value>(x, out, len, divisor);
 }
+#endif
+#if GC_WANT_KERNEL(reduce_rows_block_scalar)
 extern "C" __global__ void reduce_rows_block_scalar(const T* __restrict__ x, Out* __restrict__ out, idx_t rows, idx_t len,
                                                     float divisor) {
   rows_block_body<1>(x, out, len, divisor);
 }
+#endif
 
 // Packs [begin, end) of split `s` of `splits` over a row of npacks packs.
 __device__ __forceinline__ void split_range(idx_t npacks, unsigned int splits, unsigned int s, idx_t& begin, idx_t& end) {
@@ -136,16 +143,21 @@ __device__ __forceinline__ void partial_body(const T* __restrict__ x, Acc* __res
 }
 
 // Row starts 16-byte aligned (x aligned and, for several rows, len * sizeof(T) % 16 == 0).
+#if GC_WANT_KERNEL(reduce_partial_vec)
 extern "C" __global__ void reduce_partial_vec(const T* __restrict__ x, Acc* __restrict__ partial, idx_t len,
                                               unsigned int splits) {
   partial_body<VecWidth<T>::value>(x, partial, len, splits);
 }
+#endif
+#if GC_WANT_KERNEL(reduce_partial_scalar)
 extern "C" __global__ void reduce_partial_scalar(const T* __restrict__ x, Acc* __restrict__ partial, idx_t len,
                                                  unsigned int splits) {
   partial_body<1>(x, partial, len, splits);
 }
+#endif
 
 // ---- pass 2: one warp per row combines its `splits` partials in a fixed order ----
+#if GC_WANT_KERNEL(reduce_finish)
 extern "C" __global__ void __launch_bounds__(128) reduce_finish(const Acc* __restrict__ partial, Out* __restrict__ out,
                                                                idx_t rows, unsigned int splits, float divisor) {
   const idx_t row = (idx_t)blockIdx.x * (blockDim.x / GC_WARP_SIZE) + gc_warp();
@@ -156,6 +168,7 @@ extern "C" __global__ void __launch_bounds__(128) reduce_finish(const Acc* __res
   acc = warp_reduce<Op>(acc);
   if (lane == 0) out[row] = finish(acc, divisor);
 }
+#endif
 
 // ---- full reduction in one launch ----
 // grid (splits): each block writes its partial, takes a ticket from `counter` (a u32 that is
@@ -189,21 +202,26 @@ __device__ __forceinline__ void full_body(const T* __restrict__ x, Acc* __restri
 }
 
 // x 16-byte aligned.
+#if GC_WANT_KERNEL(reduce_full_vec)
 extern "C" __global__ void reduce_full_vec(const T* __restrict__ x, Acc* __restrict__ partial, Out* __restrict__ out,
                                            unsigned int* __restrict__ counter, idx_t len, unsigned int splits,
                                            float divisor) {
   full_body<VecWidth<T>::value>(x, partial, out, counter, len, splits, divisor);
 }
+#endif
+#if GC_WANT_KERNEL(reduce_full_scalar)
 extern "C" __global__ void reduce_full_scalar(const T* __restrict__ x, Acc* __restrict__ partial, Out* __restrict__ out,
                                               unsigned int* __restrict__ counter, idx_t len, unsigned int splits,
                                               float divisor) {
   full_body<1>(x, partial, out, counter, len, splits, divisor);
 }
+#endif
 
 // ---- short axis (any inner): one thread per output, the axis walked in order ----
 // For axes too short to share among a warp (len <= 32): a warp's threads take 32 neighbouring
 // outputs, so with inner > 1 each step's loads are contiguous, and with inner = 1 the warp's
 // 32 rows are one contiguous stretch that stays in L1 across the steps.
+#if GC_WANT_KERNEL(reduce_short)
 extern "C" __global__ void __launch_bounds__(256) reduce_short(const T* __restrict__ x, Out* __restrict__ out, idx_t outer,
                                                                idx_t len, idx_t inner, float divisor) {
   const idx_t outputs = outer * inner;
@@ -215,6 +233,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_short(const T* __restri
     out[o] = finish(acc, divisor);
   }
 }
+#endif
 
 // ---- strided axis (inner > 1) ----
 // block (bx, by): bx threads along inner (coalesced), by threads splitting the axis, combined
@@ -268,11 +287,15 @@ __device__ __forceinline__ void cols_body(const T* __restrict__ x, Out* __restri
   }
 }
 
+#if GC_WANT_KERNEL(reduce_cols)
 extern "C" __global__ void __launch_bounds__(256) reduce_cols(const T* __restrict__ x, Out* __restrict__ out, idx_t outer,
                                                               idx_t len, idx_t inner, float divisor) {
   cols_body<false>(x, out, nullptr, outer, len, inner, divisor);
 }
+#endif
+#if GC_WANT_KERNEL(reduce_cols_split)
 extern "C" __global__ void __launch_bounds__(256) reduce_cols_split(const T* __restrict__ x, Acc* __restrict__ partial,
                                                                     idx_t outer, idx_t len, idx_t inner) {
   cols_body<true>(x, nullptr, partial, outer, len, inner, 1.0f);
 }
+#endif

@@ -7,6 +7,7 @@
 #pragma once
 #include "block-reduce.cuh"
 #include "dtype.cuh"
+#include "kernel_select.cuh"
 
 #define GC_INF __int_as_float(0x7f800000)
 
@@ -83,10 +84,11 @@ template <bool WARP> __device__ __forceinline__ int team_size() { return WARP ? 
 // NAME_{warp,block}_{vec,scalar}_<CHUNKS>. A thread keeps at most 32 elements in registers
 // (vector chunks hold 16 bytes); block kernels stop at 16 scalar chunks, where 32 would
 // spill under the 64-register budget of a 1024-thread block.
-#define GC_ROW_KERNEL(NAME, BODY, TEAM, VEC, CHUNKS, PARAMS, ARGS)                                             \
-  extern "C" __global__ void __launch_bounds__(GC_ROW_THREADS_##TEAM) NAME##_##TEAM##_##VEC##_##CHUNKS PARAMS { \
-    BODY<CHUNKS, GC_ROW_W_##VEC, GC_ROW_IS_##TEAM> ARGS;                                                      \
-  }
+#define GC_ROW_KERNEL(NAME, BODY, TEAM, VEC, CHUNKS, PARAMS, ARGS)                                               \
+  GC_IF_KERNEL(NAME##_##TEAM##_##VEC##_##CHUNKS)(                                                                 \
+      extern "C" __global__ void __launch_bounds__(GC_ROW_THREADS_##TEAM) NAME##_##TEAM##_##VEC##_##CHUNKS PARAMS { \
+        BODY<CHUNKS, GC_ROW_W_##VEC, GC_ROW_IS_##TEAM> ARGS;                                                      \
+      })
 #define GC_ROW_W_vec (VecWidth<T>::value)
 #define GC_ROW_W_scalar 1
 #define GC_ROW_IS_warp true

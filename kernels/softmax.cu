@@ -27,6 +27,7 @@ GC_ROW_KERNELS(softmax, softmax_cached,
 // softmax_thread: rows of at most GC_SOFTMAX_THREAD_COLS columns, one thread per row (a warp
 // per row would leave most of its lanes idle); the same arithmetic as a warp team's.
 #define GC_SOFTMAX_THREAD_COLS 16
+#if GC_WANT_KERNEL(softmax_thread)
 extern "C" __global__ void __launch_bounds__(256) softmax_thread(const T* __restrict__ x, T* __restrict__ out, idx_t rows,
                                                                  int cols, int logMode) {
   for (idx_t row = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; row < rows; row += (idx_t)gridDim.x * blockDim.x) {
@@ -44,6 +45,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_thread(const T* __rest
     }
   }
 }
+#endif
 
 // softmax_staged_{full,edge}_<CHUNKS>: long rows (16-byte aligned, cols a multiple of the vector
 // width) on a grid of resident blocks, each taking rows gridDim.x apart. A thread holds the row's
@@ -95,11 +97,12 @@ __device__ __forceinline__ void softmax_staged(const T* __restrict__ x, T* __res
   }
 }
 
-#define GC_SOFTMAX_STAGED(CHUNKS, KIND, FULL)                                                                 \
-  extern "C" __global__ void __launch_bounds__(1024) softmax_staged_##KIND##_##CHUNKS(                        \
-      const T* __restrict__ x, T* __restrict__ out, idx_t rows, int cols, int logMode) {                      \
-    softmax_staged<CHUNKS, FULL>(x, out, rows, cols, logMode);                                               \
-  }
+#define GC_SOFTMAX_STAGED(CHUNKS, KIND, FULL)                                                                   \
+  GC_IF_KERNEL(softmax_staged_##KIND##_##CHUNKS)(                                                                \
+      extern "C" __global__ void __launch_bounds__(1024) softmax_staged_##KIND##_##CHUNKS(                        \
+          const T* __restrict__ x, T* __restrict__ out, idx_t rows, int cols, int logMode) {                      \
+        softmax_staged<CHUNKS, FULL>(x, out, rows, cols, logMode);                                               \
+      })
 // 32 elements per thread. 16-bit rows are staged only at 32K columns (64 KB, the most a block
 // holds), which always fill 1024 threads.
 #if GC_DTYPE == GC_F32
@@ -181,6 +184,7 @@ __device__ __forceinline__ void softmax_split(const T* __restrict__ x, T* __rest
   }
 }
 
+#if GC_WANT_KERNEL(softmax_split_3_5)
 extern "C" __global__ void __launch_bounds__(1024, 2) softmax_split_3_5(const T* __restrict__ x, T* __restrict__ out, int rows,
                                                                        int logMode) {
   __shared__ MaxSum smem[2][32];
@@ -191,8 +195,10 @@ extern "C" __global__ void __launch_bounds__(1024, 2) softmax_split_3_5(const T*
   }
 }
 #endif
+#endif
 
 // One block per row, any cols.
+#if GC_WANT_KERNEL(softmax_looped)
 extern "C" __global__ void __launch_bounds__(1024) softmax_looped(const T* __restrict__ x, T* __restrict__ out, idx_t rows,
                                                                   idx_t cols, int logMode) {
   __shared__ MaxSum smem[32];
@@ -218,3 +224,4 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_looped(const T* __res
     for (idx_t k = threadIdx.x; k < cols; k += blockDim.x) orow[k] = narrow<T>(exp_from(widen(xr[k]), shift) * scale);
   }
 }
+#endif

@@ -15,7 +15,8 @@ import type { CompiledProgram } from '../../nvrtc/program.js';
 import type { Logger } from '../core/logger.js';
 import { KernelSources, moduleKey, type ModuleSpec } from '../gpu/kernel-sources.js';
 import type { LaunchShape } from '../gpu/launch-context.js';
-import { compileKernelModule } from './kernel-compile.js';
+import { wholeSourceSpec } from '../gpu/kernel-specs.js';
+import { cachedKernelModule, compileKernelModule } from './kernel-compile.js';
 
 /** A kernel ready to launch: its bound fast-path launcher and its occupancy-derived shape. */
 export interface RegisteredKernel {
@@ -67,14 +68,33 @@ export class KernelRegistry {
     this.#cache = options.cache;
   }
 
-  /** The loaded module of a specialisation, compiled on first use (for the spec's arch, else the device's). */
+  /**
+   * The loaded module of a specialisation, compiled on first use (for the spec's arch, else the
+   * device's). A one-kernel spec takes its whole source's module instead where this context has
+   * loaded it or the kernel cache holds it (as a warmup leaves it).
+   */
   module(spec: ModuleSpec): Module {
     const key = moduleKey(spec);
     let module = this.#modules.get(key);
     if (!module) {
-      module = Module.load(this.context, this.#compile(spec, key).image);
+      module = this.#wholeSourceModule(spec) ?? Module.load(this.context, this.#compile(spec, key).image);
       this.#modules.set(key, module);
     }
+    return module;
+  }
+
+  #wholeSourceModule(spec: ModuleSpec): Module | undefined {
+    const whole = wholeSourceSpec(spec);
+    if (whole === undefined) return undefined;
+    const key = moduleKey(whole);
+    let module = this.#modules.get(key);
+    if (module || this.#cache === false) return module;
+    this.context.makeCurrent();
+    const cached = cachedKernelModule(whole, this.sources, this.#cache === undefined ? {} : { cache: this.#cache });
+    if (!cached) return undefined;
+    this.#logger?.debug(`kernel ${moduleKey(spec)}: from the cached ${key}`);
+    module = Module.load(this.context, cached.image);
+    this.#modules.set(key, module);
     return module;
   }
 
@@ -132,7 +152,8 @@ export class KernelRegistry {
 
   /** Unloads every module. */
   dispose(): void {
-    for (const module of this.#modules.values()) module.dispose();
+    // A whole source's module may serve under several keys.
+    for (const module of new Set(this.#modules.values())) module.dispose();
     this.#modules.clear();
     this.#kernels.clear();
   }

@@ -9,7 +9,7 @@ import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-op
 import type { BroadcastPlan } from '../core/broadcast.js';
 import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtype.js';
 import type { TensorView } from '../core/view.js';
-import { binarySpec, castSpec, FILL_SPEC, gradSpec, unarySpec } from './kernel-specs.js';
+import { binarySpec, castSpec, FILL_SPEC, gradSpec, oneKernelSpec, unarySpec } from './kernel-specs.js';
 import { accessKind, planBinary, vectorWidth } from './launch-plans.js';
 import { gridFor, type LaunchContext } from './launch-context.js';
 
@@ -117,7 +117,7 @@ export function binaryScalar<S>(ctx: LaunchContext<S>, op: BinaryOp, x: TensorVi
   const access = accessKind(x, out);
   const name = `binary_imm_${scalarFirst ? 'a' : 'b'}_${access}`;
   const signature = x.dtype === 'i32' ? BINARY_IMM_I32_SIGNATURE : BINARY_IMM_F32_SIGNATURE;
-  const k = ctx.kernel(`binary|${op}|${x.dtype}|${name}`, () => binarySpec(op, x.dtype), name, signature);
+  const k = ctx.kernel(`binary|${op}|${x.dtype}|${name}`, () => oneKernelSpec(binarySpec(op, x.dtype), name), name, signature);
   const shape = k.shape(BLOCK_LIMIT);
   const grid = tileGrid(packs(x.size, access, vectorWidth(x.dtype)), shape.block);
   k.launch({ grid, block: shape.block, stream }, ctx.address(x), scalar, ctx.address(out), x.size);
@@ -133,14 +133,14 @@ export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b:
   const width = vectorWidth(out.dtype);
   switch (launch.kind) {
     case 'flat': {
-      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, BINARY_FLAT_SIGNATURE);
+      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, BINARY_FLAT_SIGNATURE);
       const shape = k.shape(BLOCK_LIMIT);
       const access = launch.kernel.endsWith('_vec') ? 'vec' : 'scalar';
       k.launch({ grid: tileGrid(packs(launch.n, access, width), shape.block), block: shape.block, stream }, pa, pb, po, launch.n);
       return;
     }
     case 'row': {
-      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, BINARY_ROW_SIGNATURE);
+      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, BINARY_ROW_SIGNATURE);
       const shape = k.shape(BLOCK_LIMIT);
       const access = launch.kernel.endsWith('_vec') ? 'vec' : 'scalar';
       const grid = gridFor(packs(launch.n, access, width), shape);
@@ -149,14 +149,14 @@ export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b:
     }
     case 'general': {
       const signature = launch.kernel === 'binary_general32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
-      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, signature);
+      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, signature);
       const shape = k.shape(BLOCK_LIMIT);
       k.launch({ grid: gridFor(launch.n, shape), block: shape.block, stream }, pa, pb, po, launch.n, ...launch.args);
       return;
     }
     case 'generalRows': {
       const signature = launch.kernel === 'binary_general_rows32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
-      const k = ctx.kernel(key, () => binarySpec(op, out.dtype), launch.kernel, signature);
+      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, signature);
       const grid: [number, number] = [Math.ceil(launch.cols / (4 * GENERAL_ROW_BLOCK)), Math.min(launch.rows, 65535)];
       k.launch({ grid, block: GENERAL_ROW_BLOCK, stream }, pa, pb, po, launch.rows, ...launch.args);
       return;

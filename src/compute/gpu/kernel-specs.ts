@@ -1,7 +1,7 @@
 /**
  * Which compiled specialisation of which portable `kernels/` source serves each op and dtype: one
  * module per (source, dtype[, op]), selected with `-D` defines (GC_DTYPE, GC_OP, GC_REDUCE,
- * GC_SRC/GC_DST). The op functors follow from the op tables (`core/elementwise-ops.ts`), so a new
+ * GC_SRC/GC_DST), or one per kernel of it for the sources of {@link ONE_KERNEL_FILES}. The op functors follow from the op tables (`core/elementwise-ops.ts`), so a new
  * op needs no entry here. Also lists every portable specialisation and the kernels each defines,
  * which the CI compile tests build with NVRTC and hiprtc.
  */
@@ -53,6 +53,34 @@ export function castSpec(from: DType, to: DType): ModuleSpec {
 
 export function randomSpec(dtype: DType): ModuleSpec {
   return { file: 'random.cu', defines: { GC_DTYPE: DTYPE_CODE[dtype] } };
+}
+
+/**
+ * Sources whose kernels build one at a time (`kernels/kernel_select.cuh`): each holds many
+ * kernels, and an op's first use compiles only the one it launches (H200, NVRTC 13.0: one softmax
+ * kernel 0.12-0.18 s against 1.9-2.6 s for softmax.cu's 24). A warmup still compiles the whole
+ * source (cheaper for all of them), and the backends take a kernel from that module where
+ * they have it (see {@link wholeSourceSpec}).
+ */
+export const ONE_KERNEL_FILES: ReadonlySet<string> = new Set(['softmax.cu', 'layernorm.cu', 'reduce.cu', 'binary.cu']);
+
+/** `spec` narrowed to its kernel `name` (a source of {@link ONE_KERNEL_FILES}). */
+export function oneKernelSpec(spec: ModuleSpec, name: string): ModuleSpec {
+  return { ...spec, defines: { ...spec.defines, GC_ONE_KERNEL: 1, [`GC_KERNEL_${name}`]: 1 } };
+}
+
+/** The kernel a {@link oneKernelSpec} narrows to; undefined for a whole source. */
+function onlyKernel(spec: ModuleSpec): string | undefined {
+  if (spec.defines?.GC_ONE_KERNEL === undefined) return undefined;
+  return Object.keys(spec.defines).find((d) => d.startsWith('GC_KERNEL_'))?.slice('GC_KERNEL_'.length);
+}
+
+/** The whole source a {@link oneKernelSpec} was narrowed from (its module holds the kernel too); undefined for any other spec. */
+export function wholeSourceSpec(spec: ModuleSpec): ModuleSpec | undefined {
+  const only = onlyKernel(spec);
+  if (only === undefined) return undefined;
+  const { GC_ONE_KERNEL: _one, [`GC_KERNEL_${only}`]: _kernel, ...defines } = spec.defines!;
+  return { ...spec, defines };
 }
 
 export function reduceSpec(op: ReduceOp, dtype: DType): ModuleSpec {
@@ -124,6 +152,8 @@ export function rowKernelNames(prefix: string, dtype: DType): string[] {
 
 /** The kernels (extern "C" names) a portable specialisation defines (none for another source); the backends launch only these. */
 export function portableKernelNames(spec: ModuleSpec): string[] {
+  const only = onlyKernel(spec);
+  if (only !== undefined) return [only];
   const dtypeOf = (code: string | number | undefined): DType => (Object.keys(DTYPE_CODE) as DType[]).find((d) => DTYPE_CODE[d] === code) ?? 'f32';
   const both = (name: string) => [`${name}_vec`, `${name}_scalar`];
   switch (spec.file) {

@@ -9,7 +9,7 @@ import type { ArgType } from '../../ffi/kernel-args.js';
 import type { DType } from '../core/dtype.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
-import { reduceSpec } from './kernel-specs.js';
+import { oneKernelSpec, reduceSpec } from './kernel-specs.js';
 import { planReduce } from './launch-plans.js';
 import type { LaunchContext } from './launch-context.js';
 
@@ -111,7 +111,7 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
   }
 }
 
-/** The kernels of one reduction's module, looked up by name. */
+/** The kernels of one reduction, looked up by name (each its own module: see `oneKernelSpec`). */
 class ReduceKernels<S> {
   readonly #key: string;
   constructor(
@@ -123,7 +123,7 @@ class ReduceKernels<S> {
   }
 
   get(name: string, signature: readonly ArgType[]) {
-    return this.ctx.kernel(this.#key + name, () => reduceSpec(this.op, this.dtype), name, signature);
+    return this.ctx.kernel(this.#key + name, () => oneKernelSpec(reduceSpec(this.op, this.dtype), name), name, signature);
   }
 }
 

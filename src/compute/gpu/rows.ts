@@ -9,7 +9,7 @@
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
-import { clusterSoftmaxSpec, layerNormSpec, softmaxSpec } from './kernel-specs.js';
+import { clusterSoftmaxSpec, layerNormSpec, oneKernelSpec, softmaxSpec } from './kernel-specs.js';
 import { aligned16, planClusterSoftmax, planRowKernel, planSplitSoftmax, planStagedSoftmax, planThreadSoftmax, type ClusterRowLaunch } from './launch-plans.js';
 import type { LaunchContext } from './launch-context.js';
 
@@ -34,7 +34,7 @@ export function softmax<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView
   const stream = ctx.enqueue(x, out);
   const split = planSplitSoftmax(cols, x.dtype, vecOk);
   if (split) {
-    const k = ctx.kernel(`softmax|${x.dtype}|${split.kernel}`, () => softmaxSpec(x.dtype), split.kernel, SOFTMAX_SPLIT);
+    const k = ctx.kernel(`softmax|${x.dtype}|${split.kernel}`, () => oneKernelSpec(softmaxSpec(x.dtype), split.kernel), split.kernel, SOFTMAX_SPLIT);
     const resident = k.residentGrid(split.block, split.sharedMemBytes);
     // With one block per SM the staged kernel, which overlaps a block's next row, does better.
     if (resident >= 2 * ctx.multiprocessorCount) {
@@ -46,7 +46,7 @@ export function softmax<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView
   const launch = planThreadSoftmax(rows, cols) ?? planRowKernel('softmax', rows, cols, x.dtype, vecOk, ctx.warpSize);
   const staged = planStagedSoftmax(launch, cols, x.dtype);
   if (staged) {
-    const k = ctx.kernel(`softmax|${x.dtype}|${staged.kernel}`, () => softmaxSpec(x.dtype), staged.kernel, SOFTMAX_CACHED);
+    const k = ctx.kernel(`softmax|${x.dtype}|${staged.kernel}`, () => oneKernelSpec(softmaxSpec(x.dtype), staged.kernel), staged.kernel, SOFTMAX_CACHED);
     // A device whose blocks cannot hold a staged row (AMD's 64 KB LDS) keeps the cached kernel.
     const resident = k.residentGrid(staged.block, staged.sharedMemBytes);
     if (resident > 0) {
@@ -56,7 +56,7 @@ export function softmax<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView
     }
   }
   const looped = launch.kernel === 'softmax_looped';
-  const k = ctx.kernel(`softmax|${x.dtype}|${launch.kernel}`, () => softmaxSpec(x.dtype), launch.kernel, looped ? SOFTMAX_LOOPED : SOFTMAX_CACHED);
+  const k = ctx.kernel(`softmax|${x.dtype}|${launch.kernel}`, () => oneKernelSpec(softmaxSpec(x.dtype), launch.kernel), launch.kernel, looped ? SOFTMAX_LOOPED : SOFTMAX_CACHED);
   k.launch({ grid: launch.grid, block: launch.block, stream }, ctx.address(x), ctx.address(out), rows, cols, log ? 1 : 0);
 }
 
@@ -87,7 +87,7 @@ export function layerNorm<S>(
   const looped = launch.kernel === 'layernorm_looped';
   const k = ctx.kernel(
     `layernorm|${x.dtype}|${launch.kernel}`,
-    () => layerNormSpec(x.dtype),
+    () => oneKernelSpec(layerNormSpec(x.dtype), launch.kernel),
     launch.kernel,
     looped ? LAYERNORM_LOOPED : LAYERNORM_CACHED,
   );

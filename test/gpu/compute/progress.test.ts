@@ -11,7 +11,8 @@ import { Logger } from '../../../src/compute/core/logger.js';
 import type { ProgressEvent } from '../../../src/compute/core/progress.js';
 import { KernelRegistry } from '../../../src/compute/cuda/kernel-registry.js';
 import { moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
-import { unarySpec } from '../../../src/compute/gpu/kernel-specs.js';
+import { layerNormSpec, oneKernelSpec, softmaxSpec, unarySpec } from '../../../src/compute/gpu/kernel-specs.js';
+import { compileKernelModule } from '../../../src/compute/cuda/kernel-compile.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { Device } from '../../../src/driver/device.js';
 import { KernelCache } from '../../../src/nvrtc/kernel-cache.js';
@@ -55,6 +56,28 @@ describe.skipIf(!gpuAvailable)('progress of first-run work (CUDA)', () => {
     expect(events[1]).toMatchObject({ phase: 'compile', done: 2, what: moduleKey(broken), outcome: 'failed' });
     cold.dispose();
     warm.dispose();
+  });
+
+  it('a one-kernel spec compiles that kernel alone, or takes the whole source where the cache holds it', () => {
+    using context = Device.get(0).primaryContext();
+    const cache = new KernelCache({ dir: join(root, 'one-kernel') });
+    const events: ProgressEvent[] = [];
+    const logger = new Logger(() => undefined, 'debug', (e) => events.push(e));
+    const registry = new KernelRegistry(context, { logger, cache });
+    const signature = ['ptr', 'ptr', 'u64', 'i32', 'i32'] as const;
+    // Nothing cached: the one kernel compiles as its own module, without the file's others.
+    const single = oneKernelSpec(softmaxSpec('f32'), 'softmax_warp_vec_4');
+    registry.get(single, 'softmax_warp_vec_4', signature);
+    expect(events.map((e) => e.what)).toEqual([moduleKey(single)]);
+    expect(() => registry.module(single).getFunction('softmax_warp_vec_8')).toThrow();
+    // A warmed whole source: its kernels come from that module, with no compile.
+    compileKernelModule(layerNormSpec('f32'), registry.sources, { cache });
+    const first = registry.get(oneKernelSpec(layerNormSpec('f32'), 'layernorm_warp_vec_4'), 'layernorm_warp_vec_4', [...signature, 'f32']);
+    const second = registry.get(oneKernelSpec(layerNormSpec('f32'), 'layernorm_block_vec_8'), 'layernorm_block_vec_8', [...signature, 'f32']);
+    expect(events).toHaveLength(1);
+    expect(registry.module(oneKernelSpec(layerNormSpec('f32'), 'layernorm_looped'))).toBe(registry.module(layerNormSpec('f32')));
+    expect(first.kernel).not.toBe(second.kernel);
+    registry.dispose();
   });
 
   it('GpuCompute reports the autotuner timing each candidate, after compiling it', async () => {

@@ -9,9 +9,9 @@
  * process exits with status 1 if any stage is off.
  *
  * With an empty kernel cache each stage's first run compiles the kernels it
- * launches, one kernel at a time, behind a progress line: warming every kernel of
- * the demo's ops ahead (warmupKernels) compiled far more than the stages use and
- * took longer (H200: 5.9 s against 3.9 s cold, 1.6-2.1 s warm).
+ * launches, one kernel at a time, behind a progress line: warming the demo's ops
+ * ahead (warmupKernels) compiled far more than the stages use and took longer
+ * (H200, whole run: 5.5-5.9 s against 3.9 s cold, 1.6-2.1 s warm).
  */
 import { performance } from 'node:perf_hooks';
 import { erf } from '../src/compute/cpu/special-functions.js';

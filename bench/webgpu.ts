@@ -22,7 +22,10 @@
  * `--sweep` also times the kernels' variants on the same shapes (row plans and softmax's exp, GRU
  * rows per group; attention blocks with `--sweep-attention`) and prints the matmul autotuner's
  * candidates, for choosing the defaults; those lines are not in the report. Each case runs for
- * 300 ms of device time before it is timed, so the GPU's clocks are up.
+ * 300 ms of device time before it is timed. That raises the clocks only for cases that keep the
+ * GPU busy: an idle H200 drops to 345 MHz within a second and takes 0.5-2 s to come back, so the
+ * GRU case (short dispatches, host time between) and its CUDA anchor are timed until two timings
+ * in a row agree within 2%.
  */
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';

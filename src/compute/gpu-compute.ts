@@ -446,7 +446,10 @@ export class GpuCompute {
 
   // ---------------------------------------------------- layout and misc
 
-  /** Swaps the last two dims (a 2-D transpose, batched over leading dims). */
+  /**
+   * Swaps the last two dims (a 2-D transpose, batched over leading dims). Where one of the two is
+   * 1 the result is a view over x's storage, as {@link Tensor.reshape} gives (no copy); else a copy.
+   */
   transpose<D extends DType>(x: Tensor<D>): Tensor<D> {
     return transpose(this.#session, x);
   }

@@ -173,6 +173,18 @@ describe('transpose and cast', () => {
     }
   });
 
+  it.each([[[1, 6]], [[6, 1]], [[3, 1, 4]], [[2, 5, 1]]])('transposes %j, a unit dim swapped, as a view over the same storage', async (shape) => {
+    const values = randomValues(product(shape), freshSeed(), 20);
+    const x = gpu.tensor(values, shape);
+    const before = gpu.memoryStats().allocations;
+    using y = gpu.transpose(x);
+    expect(gpu.memoryStats().allocations).toBe(before);
+    expect(y.shape).toEqual([...shape.slice(0, -2), shape[shape.length - 1], shape[shape.length - 2]]);
+    // The storage outlives x while the view holds it, and the values keep their order.
+    x.dispose();
+    expect(Array.from(await y.toArray())).toEqual(Array.from(Float32Array.from(values)));
+  });
+
   it('casts float → i32 by truncation with saturation and NaN → 0', async () => {
     using x = gpu.tensor([1.9, -1.9, 0.5, -0.5, 3e9, -3e9, NaN, Infinity, -Infinity, 2147483520]);
     using y = gpu.cast(x, 'i32');

@@ -2,6 +2,7 @@
 // Specialised with -DGC_DTYPE=<float dtype code> -DGC_OP=<gradient functor from ops.cuh>.
 #include "dtype.cuh"
 #include "elementwise.cuh"
+#include "kernel_select.cuh"
 #include "ops.cuh"
 
 template <int W>
@@ -29,12 +30,16 @@ __device__ __forceinline__ void grad_body(const T* __restrict__ x, const T* __re
 }
 
 // x, dy and out 16-byte aligned.
+#if GC_WANT_KERNEL(grad_vec)
 extern "C" __global__ void grad_vec(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ out, idx_t n,
                                     float alpha) {
   grad_body<VecWidth<T>::value>(x, dy, out, n, alpha);
 }
+#endif
 
+#if GC_WANT_KERNEL(grad_scalar)
 extern "C" __global__ void grad_scalar(const T* __restrict__ x, const T* __restrict__ dy, T* __restrict__ out, idx_t n,
                                        float alpha) {
   grad_body<1>(x, dy, out, n, alpha);
 }
+#endif

@@ -2,6 +2,7 @@
 // Specialised with -DGC_DTYPE=<dtype code> -DGC_OP=<functor from ops.cuh>.
 #include "dtype.cuh"
 #include "elementwise.cuh"
+#include "kernel_select.cuh"
 #include "ops.cuh"
 
 template <int W>
@@ -26,10 +27,14 @@ __device__ __forceinline__ void unary_body(const T* __restrict__ x, T* __restric
 }
 
 // x and out 16-byte aligned.
+#if GC_WANT_KERNEL(unary_vec)
 extern "C" __global__ void unary_vec(const T* __restrict__ x, T* __restrict__ out, idx_t n, float alpha) {
   unary_body<VecWidth<T>::value>(x, out, n, alpha);
 }
+#endif
 
+#if GC_WANT_KERNEL(unary_scalar)
 extern "C" __global__ void unary_scalar(const T* __restrict__ x, T* __restrict__ out, idx_t n, float alpha) {
   unary_body<1>(x, out, n, alpha);
 }
+#endif

@@ -88,7 +88,7 @@ export function unary<S>(ctx: LaunchContext<S>, op: UnaryOp, x: TensorView, out:
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
   const name = `unary_${access}`;
-  const k = ctx.kernel(`unary|${op}|${x.dtype}|${access}`, () => unarySpec(op, x.dtype), name, UNARY_SIGNATURE);
+  const k = ctx.kernel(`unary|${op}|${x.dtype}|${access}`, () => oneKernelSpec(unarySpec(op, x.dtype), name), name, UNARY_SIGNATURE);
   const shape = k.shape(BLOCK_LIMIT);
   const grid = tileGrid(packs(x.size, access, vectorWidth(x.dtype)), shape.block);
   k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(out), x.size, alpha);
@@ -105,7 +105,7 @@ export function activationGrad<S>(
   const stream = ctx.enqueue(x, dy, out);
   const access = accessKind(x, dy, out);
   const name = `grad_${access}`;
-  const k = ctx.kernel(`grad|${op}|${x.dtype}|${access}`, () => gradSpec(op, x.dtype), name, GRAD_SIGNATURE);
+  const k = ctx.kernel(`grad|${op}|${x.dtype}|${access}`, () => oneKernelSpec(gradSpec(op, x.dtype), name), name, GRAD_SIGNATURE);
   const shape = k.shape(BLOCK_LIMIT);
   const grid = tileGrid(packs(x.size, access, vectorWidth(x.dtype)), shape.block);
   k.launch({ grid, block: shape.block, stream }, ctx.address(x), ctx.address(dy), ctx.address(out), x.size, alpha);

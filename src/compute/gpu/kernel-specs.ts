@@ -56,13 +56,13 @@ export function randomSpec(dtype: DType): ModuleSpec {
 }
 
 /**
- * Sources whose kernels build one at a time (`kernels/kernel_select.cuh`): each holds many
- * kernels, and an op's first use compiles only the one it launches (H200, NVRTC 13.0: one softmax
- * kernel 0.12-0.18 s against 1.9-2.6 s for softmax.cu's 24). A warmup still compiles the whole
+ * Sources whose kernels build one at a time (`kernels/kernel_select.cuh`): an op's first use
+ * compiles only the kernel it launches (H200, NVRTC 13.0: one softmax kernel 0.12-0.18 s against
+ * 1.9-2.6 s for softmax.cu's 24; unary.cu's two gelu kernels 0.39 s together). A warmup still compiles the whole
  * source (cheaper for all of them), and the backends take a kernel from that module where
  * they have it (see {@link wholeSourceSpec}).
  */
-export const ONE_KERNEL_FILES: ReadonlySet<string> = new Set(['softmax.cu', 'layernorm.cu', 'reduce.cu', 'binary.cu']);
+export const ONE_KERNEL_FILES: ReadonlySet<string> = new Set(['softmax.cu', 'layernorm.cu', 'reduce.cu', 'binary.cu', 'unary.cu', 'activation_grad.cu']);
 
 /** `spec` narrowed to its kernel `name` (a source of {@link ONE_KERNEL_FILES}). */
 export function oneKernelSpec(spec: ModuleSpec, name: string): ModuleSpec {

@@ -6,12 +6,19 @@
 import { describe, expect, it } from 'vitest';
 import { compileKernelModule } from '../../../src/compute/cuda/kernel-compile.js';
 import { KernelSources, moduleKey, type ModuleSpec } from '../../../src/compute/gpu/kernel-sources.js';
-import { binarySpec, layerNormSpec, ONE_KERNEL_FILES, oneKernelSpec, portableKernelNames, reduceSpec, softmaxSpec, wholeSourceSpec } from '../../../src/compute/gpu/kernel-specs.js';
+import { binarySpec, gradSpec, layerNormSpec, ONE_KERNEL_FILES, oneKernelSpec, portableKernelNames, reduceSpec, softmaxSpec, unarySpec, wholeSourceSpec } from '../../../src/compute/gpu/kernel-specs.js';
 import { nvrtcAvailable } from '../nvrtc/nvrtc-available.js';
 
 const sources = new KernelSources();
 const latin1 = new TextDecoder('latin1');
-const wholes: ModuleSpec[] = [softmaxSpec('f32'), layerNormSpec('bf16'), reduceSpec('argmax', 'f16'), binarySpec('mul', 'i32')];
+const wholes: ModuleSpec[] = [
+  softmaxSpec('f32'),
+  layerNormSpec('bf16'),
+  reduceSpec('argmax', 'f16'),
+  binarySpec('mul', 'i32'),
+  unarySpec('gelu', 'f16'),
+  gradSpec('siluGrad', 'bf16'),
+];
 
 describe.skipIf(!nvrtcAvailable)('one-kernel modules compile under NVRTC (sm_80)', () => {
   it('cover every source built a kernel at a time', () => {

@@ -48,7 +48,7 @@ Options:
                   ("schema": 1; every key is always present, null when unknown).
   --arch sm_XY    With warmup: compile for this arch (NVRTC is enough, no GPU needed);
                   default the present device's.
-  -j, --jobs N    With warmup: compile on N worker threads (default: one per core).
+  -j, --jobs N    With warmup: compile in N processes (default: one per core).
   --ops a,b       With warmup: only these ops' kernels, by GpuCompute method name
                   (e.g. softmax,layerNorm,matmul; default all).
   --dtypes a,b    With warmup: only these dtypes (f32, f16, bf16, i32; default all).

@@ -21,7 +21,7 @@ export interface WarmupOptions {
    * Default: the current CUDA device's (else device 0's).
    */
   arch?: string;
-  /** Worker threads compiling side by side, 1 to 256; default every core (`os.availableParallelism()`). */
+  /** Processes compiling side by side, 1 to 256; default every core (`os.availableParallelism()`). */
   jobs?: number;
   /** The ops to compile for, by GpuCompute method name (see {@link WARMUP_OPS}); default all of them. */
   ops?: readonly WarmupOp[];
@@ -43,7 +43,7 @@ export const WARMUP_OPTIONS = optionKeys<WarmupOptions>({ arch: true, jobs: true
 
 /**
  * Compiles the kernel modules of `options.ops` in `options.dtypes` (default: every op and dtype)
- * for a device into the kernel cache, on `options.jobs` worker threads, skipping the modules the
+ * for a device into the kernel cache, on `options.jobs` child processes, skipping the modules the
  * cache holds already. Modules that fail are listed in the result, each a {@link WarmupError}
  * naming it; the others are compiled all the same.
  *

@@ -30,7 +30,7 @@ export default async function setup(): Promise<void> {
     const r = await compileModules(specs, target, { jobs: availableParallelism(), onProgress: line.update });
     const failed = r.failed.map((f) => `\n  ${f.message.split('\n')[0]}`).join('');
     line.end(
-      `kernel warmup for ${r.arch}: ${r.compiled} compiled on ${r.jobs} threads, ${r.cached} already cached, ` +
+      `kernel warmup for ${r.arch}: ${r.compiled} compiled in ${r.jobs} processes, ${r.cached} already cached, ` +
         `${r.failed.length} failed in ${(r.wallMs / 1000).toFixed(1)} s${failed}`,
     );
   } catch (err) {

@@ -1,7 +1,7 @@
-/** The messages between a kernel warmup and its compile workers (warmup-pool.ts, warmup-worker.ts). */
+/** The messages between a kernel warmup and its compile processes (warmup-pool.ts, warmup-worker.ts). */
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
 
-/** What a worker is started with. */
+/** What a compile process is started with (its one argument, as JSON). */
 export interface WorkerData {
   /** The kernel cache folder compiled modules go to. */
   readonly cacheDir: string;

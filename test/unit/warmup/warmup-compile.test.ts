@@ -1,6 +1,6 @@
 /**
  * The warmup compiling for real with NVRTC (sm_90 given, no GPU) into a temporary kernel cache on
- * worker threads: what it reports, what it leaves in the cache (the entries the backend's own
+ * compile processes: what it reports, what it leaves in the cache (the entries the backend's own
  * compile then hits), a second run that finds everything cached, and modules that fail without
  * stopping the others. Skips where no NVRTC loads.
  */
@@ -106,6 +106,24 @@ describe.skipIf(!nvrtcAvailable)('kernel warmup with NVRTC (sm_90, no GPU)', () 
     expect(events.map((e) => e.outcome).sort()).toEqual(['done', 'failed', 'failed']);
     expect(warnings).toHaveLength(2);
     expect(entries(dir)).toHaveLength(1);
+  });
+
+  it('fails every module, with the reason the compile process gave, when no process can start', async () => {
+    const saved = process.env.NODE_OPTIONS;
+    // Each process is told to preload a module that is not there, so it exits before it is ready.
+    process.env.NODE_OPTIONS = '--require /no/such/preload.cjs';
+    try {
+      const r = await compileModules(specs, target, { jobs: 2, cacheDir: tempDir() });
+      expect(r).toMatchObject({ total: 4, compiled: 0, cached: 0, jobs: 2 });
+      expect(r.failed).toHaveLength(4);
+      for (const f of r.failed) {
+        expect(f).toMatchObject({ errorName: 'Worker', arch: 'sm_90' });
+        expect(f.reason).toMatch(/compile worker exited with code 1: [^]*no\/such\/preload/);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = saved;
+    }
   });
 
   it('warmupKernels compiles the ops asked for, and a listener that throws stops nothing', async () => {

@@ -1,5 +1,5 @@
 /**
- * The warmup's worker threads start from a vitest global setup (the GPU projects' warmup runs
+ * The warmup's compile processes start from a vitest global setup (the GPU projects' warmup runs
  * there, in vitest's module runner, which lacks `import.meta.resolve`): a vitest run of a fixture
  * whose setup compiles one module for sm_90. Skips where no NVRTC loads.
  */
@@ -15,7 +15,7 @@ describe.skipIf(!nvrtcAvailable)('warmup from a vitest global setup', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gpucompute-warmup-vitest-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('compiles on a worker thread into the cache', () => {
+  it('compiles in a compile process into the cache', () => {
     const run = spawnSync(join(root, 'node_modules', '.bin', 'vitest'), ['run', '--config', join(import.meta.dirname, 'fixtures', 'global-setup', 'vitest.config.ts')], {
       cwd: root,
       encoding: 'utf8',

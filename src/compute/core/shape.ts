@@ -3,7 +3,7 @@
 /** Number of elements of `shape` (1 for `[]`). */
 export function shapeSize(shape: readonly number[]): number {
   let n = 1;
-  for (const d of shape) n *= d;
+  for (let i = 0; i < shape.length; i++) n *= shape[i]!;
   return n;
 }
 
@@ -25,5 +25,8 @@ export function formatShape(shape: readonly number[]): string {
 
 /** Whether two shapes have the same dims. */
 export function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

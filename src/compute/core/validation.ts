@@ -168,7 +168,8 @@ export function checkInteger(op: string, name: string, value: unknown, min: numb
 /** Checks that `shape` is an array of non-negative safe integers and returns a frozen copy. */
 export function validateShape(op: string, shape: unknown): readonly number[] {
   if (!Array.isArray(shape)) throw new InvalidArgumentError(`${op}: shape must be an array of integers, got ${describeValue(shape)}`);
-  for (const d of shape as unknown[]) {
+  for (let i = 0; i < shape.length; i++) {
+    const d: unknown = shape[i];
     if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0) {
       throw new InvalidArgumentError(`${op}: shape ${describeValue(shape)} has an invalid dim ${describeValue(d)} (dims are integers ≥ 0)`);
     }

@@ -243,12 +243,16 @@ export type ReduceLaunch =
   /** inner > 1 with few columns: as 'cols', the axis also split over grid z into partials. */
   | { kind: 'colsSplit'; block: [number, number]; grid: [number, number, number] };
 
-/** What {@link planReduce} needs to know about the device and the split kernels. */
+/**
+ * What {@link planReduce} needs to know about the device and the split kernels. It reads
+ * `residentBlocks` and `block` only for axes long enough to split, so a caller can make them
+ * getters that load the split kernel (its occupancy gives both) on demand.
+ */
 export interface ReduceDevice {
   /** Blocks of the split kernel resident on the whole device at once. */
-  residentBlocks: number;
+  readonly residentBlocks: number;
   /** Its block size. */
-  block: number;
+  readonly block: number;
   /** Threads per warp (wavefront); default 32. A warp-per-row launch runs 128 / warpSize rows per block. */
   warpSize?: number;
 }
@@ -277,7 +281,7 @@ export function planReduce(plan: ReducePlan, x: TensorView, device: ReduceDevice
     const gx = Math.ceil(inner / bx);
     const gy = Math.min(outer, 65535);
     // Too few blocks to fill the device: split the axis too (column blocks are half the split kernel's size).
-    if (outer <= 65535 && gx * gy < device.residentBlocks / 2 && outer * axisLen * inner >= MIN_COLUMN_SPLIT_ELEMENTS) {
+    if (outer <= 65535 && outer * axisLen * inner >= MIN_COLUMN_SPLIT_ELEMENTS && gx * gy < device.residentBlocks / 2) {
       const splits = Math.min(Math.ceil((2 * device.residentBlocks) / (gx * gy)), Math.floor(axisLen / (by * ELEMENTS_PER_COLUMN_THREAD)), 65535);
       if (splits > 1) return { kind: 'colsSplit', block: [bx, by], grid: [gx, gy, splits] };
     }

@@ -11,7 +11,7 @@ import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
 import { oneKernelSpec, reduceSpec } from './kernel-specs.js';
 import { planReduce } from './launch-plans.js';
-import type { LaunchContext } from './launch-context.js';
+import type { LaunchContext, LaunchShape } from './launch-context.js';
 
 const ROWS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'f32'];
 const COLS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'f32'];
@@ -31,9 +31,19 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
   const po = ctx.address(out);
   const { outer, axisLen, inner } = plan;
 
-  // The split kernels' occupancy decides how many blocks fill the device.
-  const splitShape = kernel.get('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT);
-  const launch = planReduce(plan, x, { residentBlocks: splitShape.maxGrid, block: splitShape.block, warpSize: ctx.warpSize });
+  // The split kernel's occupancy decides how many blocks fill the device: loaded (on a first use,
+  // compiled) only when the plan asks, for an axis long enough to split.
+  let split: LaunchShape | undefined;
+  const splitShape = () => (split ??= kernel.get('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT));
+  const launch = planReduce(plan, x, {
+    get residentBlocks() {
+      return splitShape().maxGrid;
+    },
+    get block() {
+      return splitShape().block;
+    },
+    warpSize: ctx.warpSize,
+  });
   const finish = new Finish(kernel, ctx.warpSize, stream, po, divisor);
 
   switch (launch.kind) {

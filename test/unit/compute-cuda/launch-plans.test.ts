@@ -257,6 +257,35 @@ describe('planReduce', () => {
     });
   });
 
+  it('asks for the split kernel (its occupancy) only for an axis long enough to split', () => {
+    let asked = 0;
+    const counting = {
+      get residentBlocks() {
+        asked++;
+        return 1056;
+      },
+      get block() {
+        asked++;
+        return 256;
+      },
+    };
+    const unsplit: [number, number, number][] = [
+      [2048, 1024, 1],
+      [1, 2048, 1],
+      [1, 65535, 1],
+      [5000, 8191, 1],
+      [3, 100, 7],
+      [2, 1000, 100],
+      [10, 5, 10],
+    ];
+    for (const [outer, axisLen, inner] of unsplit) {
+      expect(planReduce({ outer, axisLen, inner }, view('f32', [outer, axisLen, inner]), counting).kind).not.toMatch(/split|full/i);
+    }
+    expect(asked).toBe(0);
+    expect(planReduce({ outer: 1, axisLen: 2 ** 20, inner: 1 }, view('f32', [2 ** 20]), counting).kind).toBe('full');
+    expect(asked).toBeGreaterThan(0);
+  });
+
   it('uses a warp or a block per row when rows are many', () => {
     expect(planReduce({ outer: 5000, axisLen: 300, inner: 1 }, view('f32', [5000, 300]), device)).toEqual({ kind: 'rowsWarp', grid: 1250 });
     expect(planReduce({ outer: 5000, axisLen: 3001, inner: 1 }, view('f32', [5000, 3001]), device)).toEqual({

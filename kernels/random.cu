@@ -5,9 +5,11 @@
 // intrinsics, no FMA contraction) so uniform values and dropout masks match bit for bit.
 #include "dtype.cuh"
 #include "elementwise.cuh"
+#include "kernel_select.cuh"
 #include "philox.cuh"
 
 // Uniform in [low, low + span): low + span * u in f32, u = top 24 bits × 2^-24.
+#if GC_WANT_KERNEL(random_uniform)
 extern "C" __global__ void random_uniform(T* __restrict__ out, idx_t n, unsigned int seedLo, unsigned int seedHi,
                                           float low, float span) {
   const idx_t blocks = (n + 3) / 4;
@@ -20,9 +22,11 @@ extern "C" __global__ void random_uniform(T* __restrict__ out, idx_t n, unsigned
     }
   }
 }
+#endif
 
 // Normal(mean, std) by Box–Muller on word pairs (0,1) and (2,3), in f64 like the host:
 // z0 = sqrt(-2 ln u0') cos(2π u1'), z1 = sqrt(-2 ln u0') sin(2π u1'); out = mean + std·z.
+#if GC_WANT_KERNEL(random_normal)
 extern "C" __global__ void random_normal(T* __restrict__ out, idx_t n, unsigned int seedLo, unsigned int seedHi,
                                          double mean, double std) {
   const double twoPi = 6.283185307179586;
@@ -41,9 +45,11 @@ extern "C" __global__ void random_normal(T* __restrict__ out, idx_t n, unsigned 
     }
   }
 }
+#endif
 
 // Keeps x[i] scaled by `scale` when u_i >= threshold, else writes 0 (threshold = p and
 // scale = 1/(1-p), both rounded to f32 by the host, as the CPU backend does).
+#if GC_WANT_KERNEL(dropout)
 extern "C" __global__ void dropout(const T* __restrict__ x, T* __restrict__ out, idx_t n, unsigned int seedLo,
                                    unsigned int seedHi, float threshold, float scale) {
   const idx_t blocks = (n + 3) / 4;
@@ -56,3 +62,4 @@ extern "C" __global__ void dropout(const T* __restrict__ x, T* __restrict__ out,
     }
   }
 }
+#endif

@@ -62,7 +62,7 @@ export function randomSpec(dtype: DType): ModuleSpec {
  * source (cheaper for all of them), and the backends take a kernel from that module where
  * they have it (see {@link wholeSourceSpec}).
  */
-export const ONE_KERNEL_FILES: ReadonlySet<string> = new Set(['softmax.cu', 'layernorm.cu', 'reduce.cu', 'binary.cu', 'unary.cu', 'activation_grad.cu']);
+export const ONE_KERNEL_FILES: ReadonlySet<string> = new Set(['softmax.cu', 'layernorm.cu', 'reduce.cu', 'binary.cu', 'unary.cu', 'activation_grad.cu', 'random.cu']);
 
 /** `spec` narrowed to its kernel `name` (a source of {@link ONE_KERNEL_FILES}). */
 export function oneKernelSpec(spec: ModuleSpec, name: string): ModuleSpec {

@@ -5,7 +5,7 @@
  */
 import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TensorView } from '../core/view.js';
-import { randomSpec } from './kernel-specs.js';
+import { oneKernelSpec, randomSpec } from './kernel-specs.js';
 import { gridFor, type LaunchContext } from './launch-context.js';
 
 const UNIFORM_SIGNATURE: readonly ArgType[] = ['ptr', 'u64', 'u32', 'u32', 'f32', 'f32'];
@@ -27,13 +27,13 @@ export function random<S>(ctx: LaunchContext<S>, out: TensorView, kind: 'uniform
   const stream = ctx.enqueue(out);
   const [lo, hi] = seedWords(seed);
   if (kind === 'uniform') {
-    const k = ctx.kernel(`random_uniform|${out.dtype}`, () => randomSpec(out.dtype), 'random_uniform', UNIFORM_SIGNATURE);
+    const k = ctx.kernel(`random_uniform|${out.dtype}`, () => oneKernelSpec(randomSpec(out.dtype), 'random_uniform'), 'random_uniform', UNIFORM_SIGNATURE);
     const shape = k.shape(BLOCK_LIMIT);
     const low = Math.fround(a);
     const span = Math.fround(Math.fround(b) - low);
     k.launch({ grid: gridFor(philoxBlocks(out.size), shape), block: shape.block, stream }, ctx.address(out), out.size, lo, hi, low, span);
   } else {
-    const k = ctx.kernel(`random_normal|${out.dtype}`, () => randomSpec(out.dtype), 'random_normal', NORMAL_SIGNATURE);
+    const k = ctx.kernel(`random_normal|${out.dtype}`, () => oneKernelSpec(randomSpec(out.dtype), 'random_normal'), 'random_normal', NORMAL_SIGNATURE);
     const shape = k.shape(BLOCK_LIMIT);
     k.launch({ grid: gridFor(philoxBlocks(out.size), shape), block: shape.block, stream }, ctx.address(out), out.size, lo, hi, a, b);
   }
@@ -42,7 +42,7 @@ export function random<S>(ctx: LaunchContext<S>, out: TensorView, kind: 'uniform
 export function dropout<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView, p: number, seed: number): void {
   const stream = ctx.enqueue(x, out);
   const [lo, hi] = seedWords(seed);
-  const k = ctx.kernel(`dropout|${x.dtype}`, () => randomSpec(x.dtype), 'dropout', DROPOUT_SIGNATURE);
+  const k = ctx.kernel(`dropout|${x.dtype}`, () => oneKernelSpec(randomSpec(x.dtype), 'dropout'), 'dropout', DROPOUT_SIGNATURE);
   const shape = k.shape(BLOCK_LIMIT);
   const threshold = Math.fround(p);
   const scale = Math.fround(1 / (1 - p));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
-import { binarySpec, gradSpec, layerNormSpec, oneKernelSpec, portableKernelNames, reduceSpec, softmaxSpec, unarySpec } from '../../../src/compute/gpu/kernel-specs.js';
+import { binarySpec, gradSpec, layerNormSpec, oneKernelSpec, portableKernelNames, randomSpec, reduceSpec, softmaxSpec, unarySpec } from '../../../src/compute/gpu/kernel-specs.js';
 import { compileHipKernelModule } from '../../../src/compute/hip/kernel-compile.js';
 import { hipRuntimeAvailable } from './hip-available.js';
 
@@ -12,6 +12,7 @@ const cases = [
   [binarySpec('add', 'f32'), 'binary_general_rows64'],
   [unarySpec('gelu', 'f32'), 'unary_scalar'],
   [gradSpec('tanhGrad', 'f16'), 'grad_vec'],
+  [randomSpec('bf16'), 'random_normal'],
 ] as const;
 
 // The ops' one-kernel modules through the real hiprtc (gfx90a): each holds its kernel and no other of its file.

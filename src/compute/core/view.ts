@@ -15,13 +15,13 @@ export interface BackendBuffer {
  * `offset` elements into `buffer`, read as `shape`.
  */
 export interface TensorView {
-  buffer: BackendBuffer;
-  dtype: DType;
-  shape: readonly number[];
+  readonly buffer: BackendBuffer;
+  readonly dtype: DType;
+  readonly shape: readonly number[];
   /** Start of the view, in elements of `dtype`. */
-  offset: number;
+  readonly offset: number;
   /** Number of elements (the product of `shape`; 1 for a scalar shape `[]`). */
-  size: number;
+  readonly size: number;
 }
 
 /** Builds a view; `offset` is in elements. */

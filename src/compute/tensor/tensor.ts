@@ -132,6 +132,7 @@ export class Tensor<D extends DType = DType> {
   private isDisposed = false;
   /** Whether the leak registry holds this tensor (see {@link trackForLeaks}). */
   #registered = false;
+  #view: TensorView | undefined = undefined;
   /** @internal Where autograd recorded this tensor (undefined on leaves and on tensors no recorded op made). */
   origin: GradOrigin | undefined = undefined;
   #leafRequiresGrad = false;
@@ -256,7 +257,8 @@ export class Tensor<D extends DType = DType> {
    */
   get view(): TensorView {
     this.assertLive();
-    return { buffer: this.storage.buffer, dtype: this.dtype, shape: this.shape, offset: this.offset, size: this.size };
+    // Made once: ops read the views of their operands on every call.
+    return (this.#view ??= { buffer: this.storage.buffer, dtype: this.dtype, shape: this.shape, offset: this.offset, size: this.size });
   }
 
   /** Throws {@link DisposedError} when this tensor or its GpuCompute is disposed. */

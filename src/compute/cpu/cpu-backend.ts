@@ -27,7 +27,7 @@ import type { AttentionParams } from '../core/attention-params.js';
 import { attention } from './attention.js';
 import { attentionBackward } from './attention-backward.js';
 import type { GruBackwardParams } from '../core/gru-backward-params.js';
-import type { GruRecurrenceParams } from '../core/gru-params.js';
+import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import { gruRecurrence } from './gru.js';
 import { gruBackwardRecurrence } from './gru-backward.js';
 import { Blas } from '../../blas/blas.js';
@@ -268,6 +268,11 @@ export class CpuBackend implements Backend {
     const ln = p.layerNorm;
     if (this.#wasm.holdsGru(p.hidden) && this.#wasm.holds(p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, ln?.gamma, ln?.beta)) this.#wasm.gruRecurrence(p);
     else gruRecurrence(p, (product) => this.matmul(product));
+  }
+
+  gruRollout(params: GruRolloutParams): boolean {
+    const p = params;
+    return this.#wasm.holds(p.state, p.h0, p.wIh, p.wHh, p.bIh, p.bHh, p.outWeight, p.outBias, p.states, p.hN) && this.#wasm.gruRollout(p);
   }
 
   gruBackwardRecurrence(params: GruBackwardParams): void {

@@ -11,7 +11,7 @@ import type { AttentionBackwardParams } from '../core/attention-backward-params.
 import type { AttentionParams } from '../core/attention-params.js';
 import type { BroadcastPlan } from '../core/broadcast.js';
 import type { ActivationGradOp, BinaryOp, UnaryOp } from '../core/elementwise-ops.js';
-import type { GruRecurrenceParams } from '../core/gru-params.js';
+import type { GruRecurrenceParams, GruRolloutParams } from '../core/gru-params.js';
 import type { MatmulParams } from '../core/matmul-plan.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
@@ -23,6 +23,7 @@ import { attentionBackwardByProducts } from './simd/attention-backward-products.
 import { attentionByProducts } from './simd/attention-products.js';
 import * as elementwise from './simd/elementwise.js';
 import { gruRecurrence } from './simd/gru.js';
+import { gruRollout, rolloutFits } from './simd/gru-rollout.js';
 import { dropout, randomUniform } from './simd/random.js';
 import { reduce } from './simd/reduce.js';
 import { layerNorm, softmax } from './simd/rows.js';
@@ -62,7 +63,7 @@ export class WasmOps {
     return true;
   }
 
-  /** Whether a GRU of `hidden` units fits the kernels' per-thread scratch (up to about half a million). */
+  /** Whether a GRU of `hidden` units fits the kernels' per-thread scratch (up to about 140 thousand). */
   holdsGru(hidden: number): boolean {
     return this.#rt.kernels.gru_scratch_bytes(hidden) <= this.#rt.scratchBytes;
   }
@@ -251,5 +252,47 @@ export class WasmOps {
       (g) => this.#products.gemm(g),
     );
     touch(this.#rt, [p.gx, p.wHh, p.bIh, p.bHh, p.h0, p.hSeq, p.hN, p.layerNorm?.gamma, p.layerNorm?.beta]);
+  }
+
+  /**
+   * The rollout in one go (simd/gru-rollout.ts) where it applies: f32 and a hidden size whose
+   * gates fit a thread's scratch. Returns false, having run nothing, elsewhere. With a BLAS its
+   * products run single-threaded, several at once: the library is set to one thread meanwhile.
+   */
+  gruRollout(p: GruRolloutParams): boolean {
+    const views = [p.state, p.h0, p.wIh, p.wHh, p.bIh, p.bHh, p.outWeight, p.outBias, p.states, p.hN];
+    if (views.some((view) => view !== undefined && view.dtype !== 'f32') || !rolloutFits(this.#rt, p.hidden)) return false;
+    this.#rt.op = 'gruRollout';
+    const blas = this.#products.blas;
+    const threads = blas?.threads ?? null;
+    if (blas && threads !== 1) blas.setThreads(1);
+    try {
+      gruRollout(
+        this.#rt,
+        {
+          state: at(p.state),
+          stateShared: p.stateShared,
+          h0: at(p.h0),
+          wIh: at(p.wIh),
+          wHh: at(p.wHh),
+          bIh: maybe(p.bIh) ?? 0,
+          bHh: maybe(p.bHh) ?? 0,
+          outWeight: at(p.outWeight),
+          outBias: maybe(p.outBias) ?? 0,
+          projectionShared: p.projectionShared,
+          states: at(p.states),
+          hN: at(p.hN),
+          ensemble: p.ensemble,
+          batch: p.batch,
+          steps: p.steps,
+          hidden: p.hidden,
+          input: p.input,
+        },
+        blas !== undefined,
+      );
+    } finally {
+      if (blas && threads !== 1) blas.setThreads(threads ?? this.#rt.threads);
+    }
+    return true;
   }
 }

@@ -27,4 +27,5 @@ export { transpose } from './transpose.js';
 export { dropout, randomUniform } from './random.js';
 export { gemm, type SimdGemm } from './matmul.js';
 export { gruRecurrence, type SimdGruRecurrence } from './gru.js';
+export { gruRollout, rolloutFits, type SimdGruRollout } from './gru-rollout.js';
 export { attention, type SimdAttention } from './attention.js';

@@ -20,6 +20,7 @@ import { MemoryPool, type MemoryPoolOptions, type PoolBlock } from '../../gpu/me
 import { SimdKernelError } from './errors.js';
 import { COLD_FACTOR, THRESHOLDS, type SimdThresholds } from './thresholds.js';
 import { RING } from './pool-protocol.js';
+import { HOST_KERNELS, hostKernel, isHostKernel, type HostKernelName, type KernelCall } from './host-kernels.js';
 import { ThreadPool } from './thread-pool.js';
 import { wasm, type WasmGlobal, type WasmMemory } from './wasm-api.js';
 import { WASM_PAGE, WasmHeap } from './wasm-heap.js';
@@ -49,15 +50,17 @@ export const KERNELS = [
   'attention',
   'attention_probs',
   'attention_grad_scores',
+  ...HOST_KERNELS,
 ] as const;
 
-/** A kernel export. */
+/** A kernel: an export of the module, or a host kernel (host-kernels.ts). */
 export type KernelName = (typeof KERNELS)[number];
 
 const KERNEL_INDEX = new Map<string, number>(KERNELS.map((name, i) => [name, i]));
 
 /** The module's exports as this side calls them (pointers and sizes are plain numbers). */
-type KernelExports = Record<KernelName, (...args: number[]) => void> & {
+type KernelExports = Record<Exclude<KernelName, HostKernelName>, KernelCall> & {
+  gru_gates_f32: KernelCall;
   gemm_scratch_bytes(): number;
   reduce_scratch_bytes(): number;
   gemm_block_depth(): number;
@@ -141,6 +144,8 @@ export class SimdRuntime {
   readonly heap: WasmHeap;
   /** The kernels on the calling thread. */
   readonly kernels: KernelExports;
+  /** Every kernel the queue names, host kernels included, as the calling thread runs it. */
+  private readonly calls: Map<KernelName, KernelCall>;
   /** Bytes of scratch each thread has. */
   readonly scratchBytes: number;
   /** When each kernel family splits its work while the workers are awake (THRESHOLDS unless overridden). */
@@ -193,6 +198,7 @@ export class SimdRuntime {
     const module = simdModule(this.variant);
     const instance = new wasm.Instance(module, { env: { memory: this.memory } });
     this.kernels = instance.exports as unknown as KernelExports;
+    this.calls = new Map(KERNELS.map((name) => [name, isHostKernel(name) ? hostKernel(name, this.memory, instance.exports) : this.kernels[name]]));
     this.stackTop = this.kernels.__stack_pointer.value as number;
     // Ranges released to the heap may go to another pool, whose host writes must not meet queued jobs.
     this.heap = new WasmHeap(this.memory, this.kernels.__heap_base.value as number, maxBytes, () => this.settle());
@@ -345,7 +351,7 @@ export class SimdRuntime {
   /** Runs one call of `kernel` on this thread. */
   private runHere(kernel: KernelName, args: readonly number[]): void {
     try {
-      this.kernels[kernel](...args);
+      this.calls.get(kernel)!(...args);
     } catch (error) {
       // A trap leaves the shadow stack where the kernel was.
       this.kernels.__stack_pointer.value = this.stackTop;

@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { workerData } from 'node:worker_threads';
 import { HEADER, PoolLayout, WORKER, wakeCaller, workOn, writeMessage, type WorkerData } from './pool-protocol.js';
+import { hostKernel, isHostKernel } from './host-kernels.js';
 import { wasm, type WasmGlobal } from './wasm-api.js';
 
 const data = workerData as WorkerData;
@@ -35,7 +36,7 @@ try {
   const instance = new wasm.Instance(data.module, { env: { memory: data.memory } });
   stackPointer = instance.exports.__stack_pointer as WasmGlobal;
   stackPointer.value = data.stackTop;
-  kernels = data.kernels.map((name) => instance.exports[name] as Kernel);
+  kernels = data.kernels.map((name) => (isHostKernel(name) ? hostKernel(name, data.memory, instance.exports) : (instance.exports[name] as Kernel)));
   Atomics.store(ctl, record + WORKER.ready, 1);
 } catch (error) {
   writeMessage(data.control, error instanceof Error ? error.message : String(error));

@@ -1,9 +1,9 @@
 /**
  * gpu.gruRollout on the CPU backend's one-go path (Backend.gruRollout: simd/gru-rollout.ts):
  * taken for f32 one-layer rollouts, with the BLAS and without, on one thread and on several
- * (tasks split by members, units and state columns); the float64 reference and the
- * step-by-step path (path 'steps') agree with it; 16-bit states decline it; a failing task
- * surfaces as an error without leaving the other threads waiting.
+ * (tasks by member, and by units and state columns where members are fewer than threads); the
+ * float64 reference and the step-by-step path (path 'steps') agree with it; 16-bit states decline
+ * it; a failing task surfaces as an error without leaving the other threads waiting.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CpuBackend } from '../../../src/compute/cpu/cpu-backend.js';
@@ -18,10 +18,12 @@ import { freshSeed, relError } from '../compute/helpers.js';
 import { checkRollout, GRU_BOUND, read } from '../gru/checks.js';
 import { randomLayer, randomTensor } from '../gru/fixtures.js';
 
+// Members are split into chunks of units and state columns where they are fewer than the threads.
 const ENGINES = [
-  ...(blasAvailable ? [{ blas: true, threads: 2 }, { blas: true, threads: 1 }] : []),
+  ...(blasAvailable ? [{ blas: true, threads: 2 }, { blas: true, threads: 1 }, { blas: true, threads: 3 }] : []),
   { blas: false, threads: 2 },
   { blas: false, threads: 1 },
+  { blas: false, threads: 3 },
 ];
 
 /** A CPU GpuCompute with or without its BLAS (GPUCOMPUTE_BLAS is read when the backend opens). */
@@ -88,7 +90,7 @@ for (const { blas, threads } of ENGINES) {
       const gpu = await open(blas, threads);
       try {
         const oneGo = watchOneGo();
-        // H 70 and S 40: two unit chunks with two threads, one state chunk.
+        // H 70 and S 40: one member gets two unit chunks with two or three threads, one state chunk.
         for (const c of [{ ensemble: 3 }, {}]) {
           const seed = freshSeed();
           const got = checkRollout(gpu, { batch: 3, state: 40, hidden: 70, steps: 4, ...c, seed });
@@ -105,7 +107,7 @@ for (const { blas, threads } of ENGINES) {
       const gpu = await open(blas, threads);
       try {
         const variants: Variant[] = [
-          { ensemble: 4, perMemberState: true, batch: 5, state: 67, hidden: 131, steps: 3 },
+          { ensemble: 2, perMemberState: true, batch: 5, state: 67, hidden: 131, steps: 3 },
           { ensemble: 2, sharedProjection: true, biases: false, batch: 2, state: 5, hidden: 13, steps: 5 },
           { ensemble: 3, batch: 1, state: 9, hidden: 7, steps: 1 },
           { batch: 4, state: 96, hidden: 300, steps: 2 },

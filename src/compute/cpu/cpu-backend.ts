@@ -12,7 +12,8 @@
  * queued is queued too). A read waits for the jobs that use its buffer (`read` blocking,
  * `readAsync` keeping the event loop free), host writes to reused memory wait for the jobs
  * before them, and a kernel's failure surfaces at the next wait. The backend's streams all share
- * that one queue. Products through the BLAS run on the calling thread once the queue is idle.
+ * that one queue. Products through the BLAS run on the calling thread once the queue is idle,
+ * except a GRU rollout's, which the threads share out among themselves (simd/gru-rollout.ts).
  */
 import { availableParallelism, cpus, freemem, totalmem } from 'node:os';
 import { InvalidArgumentError } from '../../errors.js';

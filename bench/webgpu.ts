@@ -35,6 +35,7 @@ import { Logger } from '../src/compute/core/logger.js';
 import type { Tensor } from '../src/compute/tensor/tensor.js';
 import { createWebGpuBackend, type WebGpuBackend } from '../src/compute/webgpu/webgpu-backend.js';
 import { attentionTuning, FLASH_BLOCKS, flashBytes, type FlashBlock } from '../src/compute/webgpu/attention.js';
+import { splitBlock, type SplitBlock } from '../src/compute/webgpu/attention-split.js';
 import { gruTuning } from '../src/compute/webgpu/gru.js';
 import { layerNorm as rowsLayerNorm, rowPlan, rowTuning, softmax as rowsSoftmax, type RowPlan } from '../src/compute/webgpu/rows.js';
 import { teamWorkgroupLimit } from '../src/compute/webgpu/team.js';
@@ -350,9 +351,19 @@ if (sweep) {
     for (const causal of [false, true]) {
       attentionTuning.force = null;
       const ref = gpu.attention(q, k, v, { causal });
-      const variants: [string, FlashBlock | null | undefined][] = [['default', undefined], ['scalar', null], ...FLASH_BLOCKS.map((b) => [JSON.stringify(b), b] as [string, FlashBlock])];
+      // The split kernel's blocks under each rule of the grid its family rules were chosen from.
+      const splits = new Map<string, SplitBlock>();
+      for (const rowGroups of [16, 24]) {
+        for (const blockRows of [64, 128]) {
+          for (const maxFetch of [8, 16]) {
+            const b = splitBlock(shape.dim, limit, backend.subgroupSize, { rowGroups, blockRows, maxFetch });
+            if (b) splits.set(`split ${JSON.stringify(b)}`, b);
+          }
+        }
+      }
+      const variants: [string, FlashBlock | SplitBlock | null | undefined][] = [['default', undefined], ['scalar', null], ...FLASH_BLOCKS.map((b) => [JSON.stringify(b), b] as [string, FlashBlock]), ...splits];
       for (const [name, force] of variants) {
-        if (force && (flashBytes(force, shape.dim, true) > limit || (shape.dim / 4) % force.tc !== 0 || (force.bkv * shape.dim) % (force.tr * force.tc) !== 0)) continue;
+        if (force && !('lanes' in force) && (flashBytes(force, shape.dim, true) > limit || (shape.dim / 4) % force.tc !== 0 || (force.bkv * shape.dim) % (force.tr * force.tc) !== 0)) continue;
         attentionTuning.force = force;
         try {
           let out = gpu.attention(q, k, v, { causal });

@@ -1,21 +1,17 @@
-// Scaled dot-product attention forward, softmax(scale * q k^T + mask) v, by blocks with an online
-// softmax (no Sq x Sk matrix), register-blocked: a workgroup of TR x TC invocations takes BQ query
-// rows of one (batch, head) and walks the keys in blocks of BKV. Q's tile stays in workgroup
-// memory for the whole walk; each block's K and V tiles are fetched into registers while the
-// previous block is multiplied, then staged. Invocation (tr, tc) owns query rows tr + i·TR
-// (i < RQ): for the scores, keys tc + j·TC (j < RK), so each 16-byte read of a row of Q serves
-// RK keys and each read of a key RQ rows (the TC invocations of a row read the same Q words, a
-// broadcast); for the output, columns (tc + c·TC)·4 .. + 3 (c < RD). Rows of Q and K are padded
-// by 4 words so the keys a subgroup reads at one column sit in different banks.
+// Attention forward (see attention-common.wgsl), register-blocked: a workgroup of TR x TC
+// invocations takes BQ query rows of one (batch, head) and walks the keys in blocks of BKV. Q's
+// tile stays in workgroup memory for the whole walk; each block's K and V tiles are fetched into
+// registers while the previous block is multiplied, then staged. Invocation (tr, tc) owns query
+// rows tr + i·TR (i < RQ): for the scores, keys tc + j·TC (j < RK), so each 16-byte read of a row
+// of Q serves RK keys and each read of a key RQ rows (the TC invocations of a row read the same Q
+// words, a broadcast); for the output, columns (tc + c·TC)·4 .. + 3 (c < RD). Rows of Q and K are
+// padded by 4 words so the keys a subgroup reads at one column sit in different banks.
 // Per block: scores, the block's row maximum across the TC invocations of a row (subgroup
 // shuffles where they fit, else workgroup memory), probabilities p = 2^(s·scale·log2 e - m)
 // stored to workgroup memory, then out += p v. Each invocation keeps its own partial row sums;
 // they are added across the row once at the end. The statistics are in base 2 (the exponent is
-// the hardware's exp2), the log-sum-exp converted back.
-// GQA: head h reads key/value head h / (Hq / Hkv). CAUSAL: query i sees keys 0..i (aligned top
-// left), and a block of rows stops at its last row's diagonal; the heaviest blocks start first.
-// LENGTHS: keys at or after clamp(len[b], 0, Sk) are masked. A row that sees no key gets 0 and
-// a log-sum-exp of -inf (LSE writes it). A NaN score makes its row NaN.
+// the hardware's exp2), the log-sum-exp converted back. Under CAUSAL a block of rows stops at its
+// last row's diagonal, and the heaviest blocks start first.
 
 const D: u32 = {{D}}u;
 const D4: u32 = D / 4u;
@@ -30,31 +26,14 @@ const RK: u32 = BKV / TC;
 const RD: u32 = D4 / TC;
 const PS4: u32 = BKV / 4u + 1u;   // vec4s per row of probabilities (padded)
 const KL: u32 = (BKV * D) / T;    // elements of a K (or V) tile each invocation fetches
-const LOG2E: f32 = 1.44269504088896341;
-const LN2: f32 = 0.69314718055994531;
 
 var<workgroup> Qs: array<vec4<f32>, BQ * DP4>;
 var<workgroup> Ks: array<vec4<f32>, BKV * DP4>;
 var<workgroup> Vs: array<vec4<f32>, BKV * D4>;
 var<workgroup> Ps: array<vec4<f32>, BQ * PS4>;
-var<workgroup> valid_keys: u32;
 //#if !SUBGROUPS
 var<workgroup> red: array<f32, T * RQ>;
 //#endif
-
-fn is_neg_inf(x: f32) -> bool {
-  return bitcast<u32>(x) == 0xff800000u;
-}
-
-// 2^x, 0 below -150 (and at -inf), NaN kept.
-fn exp2g(x: f32) -> f32 {
-  return select(select(exp2(x), 0.0, x < -150.0), x, is_nan(x));
-}
-
-// The larger, ignoring a NaN b (a is never NaN).
-fn max_num(a: f32, b: f32) -> f32 {
-  return select(a, b, b > a);
-}
 
 // Per-row values of the TC invocations of each row combined: max (MAX) or sum, every one of them
 // getting the result. Uniform control flow.
@@ -95,14 +74,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let kvh = h / (P.hq / P.hkv);
   let scale2 = P.scale * LOG2E;
   for (var b = wid.z; b < P.batch; b += nwg.z) {
-//#if LENGTHS
-    if (tid == 0u) {
-      valid_keys = u32(clamp(ldi_lengths(b), 0, i32(P.sk)));
-    }
-    let valid = workgroupUniformLoad(&valid_keys);
-//#else
-    let valid = P.sk;
-//#endif
+    let valid = visible_keys(b, tid);
     let q_base = ((b * P.hq + h) * P.sq) * D;
     let kv_base = ((b * P.hkv + kvh) * P.sk) * D;
 //#if CAUSAL

@@ -1,16 +1,12 @@
-// Scaled dot-product attention forward, softmax(scale * q k^T + mask) v, by blocks with an online
-// softmax (no Sq x Sk matrix): a workgroup takes BQ query rows of one (batch, head) and walks the
-// keys in blocks of BKV staged through workgroup memory (K, then V in the same buffer). TPR
-// invocations share a row. Per block: each scores its BKV / TPR keys against the row of q (one
-// q value read per column, reused for all its keys); every one of them reads the row's BKV scores
-// for the block maximum (no reduction across invocations) and turns its own scores into
-// probabilities e^(s - m); then each accumulates its D / TPR output columns over the block's
-// values, summing the row's probabilities as it goes. Rows in workgroup memory are padded to
-// D + 1 words so the invocations of a row, which read different keys at the same column, hit
-// different banks.
-// GQA: head h reads key/value head h / (Hq / Hkv). CAUSAL: query i sees keys 0..i (aligned top
-// left); LENGTHS: keys at or after clamp(len[b], 0, Sk) are masked. A row that sees no key gets
-// 0 and a log-sum-exp of -inf (LSE writes it).
+// Attention forward (see attention-common.wgsl), scalar: a workgroup takes BQ query rows of one
+// (batch, head) and walks the keys in blocks of BKV staged through workgroup memory (K, then V in
+// the same buffer). TPR invocations share a row. Per block: each scores its BKV / TPR keys
+// against the row of q (one q value read per column, reused for all its keys); every one of them
+// reads the row's BKV scores for the block maximum (no reduction across invocations) and turns
+// its own scores into probabilities e^(s - m); then each accumulates its D / TPR output columns
+// over the block's values, summing the row's probabilities as it goes. Rows in workgroup memory
+// are padded to D + 1 words so the invocations of a row, which read different keys at the same
+// column, hit different banks. For every head dim up to 256.
 
 const D: u32 = {{D}}u;
 const DP: u32 = {{D}}u + 1u;
@@ -25,7 +21,6 @@ var<workgroup> Qs: array<f32, BQ * DP>;
 var<workgroup> KV: array<f32, BKV * DP>;
 var<workgroup> S: array<f32, BQ * BKV>;
 var<workgroup> Pr: array<f32, BQ * BKV>;
-var<workgroup> valid_keys: u32;
 
 @compute @workgroup_size({{BQ}} * {{TPR}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -37,14 +32,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let live = i < P.sq;
   let kvh = h / (P.hq / P.hkv);
   for (var b = wid.z; b < P.batch; b += nwg.z) {
-//#if LENGTHS
-    if (tid == 0u) {
-      valid_keys = u32(clamp(ldi_lengths(b), 0, i32(P.sk)));
-    }
-    let valid = workgroupUniformLoad(&valid_keys);
-//#else
-    let valid = P.sk;
-//#endif
+    let valid = visible_keys(b, tid);
     let q_base = ((b * P.hq + h) * P.sq) * D;
     let kv_base = ((b * P.hkv + kvh) * P.sk) * D;
     workgroupBarrier();
@@ -107,11 +95,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let j = lane + c * TPR;
         let s = S[row * BKV + j];
         // A NaN score stays NaN (NaN - m is NaN whatever m is): it makes its row NaN, as on the CPU.
-        Pr[row * BKV + j] = select(exp_acc(s - m_new), 0.0, bitcast<u32>(s) == 0xff800000u);
+        Pr[row * BKV + j] = select(exp_acc(s - m_new), 0.0, is_neg_inf(s));
       }
       workgroupBarrier();
       if (live) {
-        let rescale = select(exp_acc(m - m_new), 0.0, bitcast<u32>(m) == 0xff800000u);
+        let rescale = select(exp_acc(m - m_new), 0.0, is_neg_inf(m));
         l = l * rescale;
         for (var c = 0u; c < DPT; c++) {
           acc[c] = acc[c] * rescale;

@@ -1,14 +1,18 @@
 /**
- * Attention forward on WebGPU, two blocked online-softmax kernels (no Sq x Sk matrix), each
- * specialised per head dim:
+ * Attention forward on WebGPU, three blocked online-softmax kernels (no Sq x Sk matrix), each
+ * specialised per head dim, and the choice among them:
+ * - `kernels/wgsl/attention-split.wgsl` (`attention-split.ts`), query rows in registers and the
+ *   head dim split across subgroup lanes, for head dims from {@link SPLIT_MIN_HEAD_DIM} where
+ *   subgroups allow it;
  * - `kernels/wgsl/attention-flash.wgsl`, register-blocked (each invocation owns a few query rows
- *   by a few keys, then by a few 4-column groups of the output), for head dims that are
+ *   by a few keys, then by a few 4-column groups of the output), for the other head dims that are
  *   multiples of 16 up to what the device's workgroup memory holds (128 on 48 KB);
  * - `kernels/wgsl/attention.wgsl`, scalar, for every other head dim up to 256.
  * Block shapes are chosen so their workgroup memory fits the device.
  */
 import type { AttentionParams } from '../core/attention-params.js';
-import type { TensorView } from '../core/view.js';
+import { attentionFlags, attentionKey, attentionRoles, ATTENTION_PARAMS, dispatchAttention } from './attention-dispatch.js';
+import { splitAttention, splitBlock, splitBytes, splitFits, type SplitBlock } from './attention-split.js';
 import { cachedSpec, type WebGpuOpContext } from './op-context.js';
 import { WebGpuCapabilityError } from './webgpu-errors.js';
 import type { KernelSpec } from './wgsl.js';
@@ -74,8 +78,11 @@ function flashFits(b: FlashBlock, d: number): boolean {
 /** Fewest scores (Sq·Sk) worth the register-blocked kernel on a hardware adapter; below, the scalar one (cheaper to build) runs. */
 export const FLASH_MIN_SCORES = 8192;
 
-/** @internal Forces a block of the register-blocked kernel (tests, the benchmark's sweep); null: the scalar kernel. */
-export const attentionTuning: { force?: FlashBlock | null } = {};
+/** Head dims from which the split kernel runs where it fits (below, the register-blocked one; H200: at D64 21.7 TFLOP/s against its 18.4, smaller head dims untimed). */
+export const SPLIT_MIN_HEAD_DIM = 64;
+
+/** @internal Forces a block of the register-blocked or split kernel (tests, the benchmark's sweep; one that does not fit falls to the scalar kernel); null: the scalar kernel. */
+export const attentionTuning: { force?: FlashBlock | SplitBlock | null } = {};
 
 /**
  * The register-blocked kernel's block for head dim d on `maxBytes` of workgroup memory, or
@@ -90,39 +97,12 @@ function shufflesFor(b: FlashBlock, subgroupSize: number | undefined): boolean {
   return subgroupSize !== undefined && subgroupSize % b.tc === 0;
 }
 
-/** The bindings both attention kernels take: q, k, v, the key lengths if given, out, the log-sum-exp if asked for. */
-function attentionRoles(p: AttentionParams): KernelSpec['roles'] {
-  return [
-    { name: 'q', dtype: p.q.dtype },
-    { name: 'k', dtype: p.k.dtype },
-    { name: 'v', dtype: p.v.dtype },
-    ...(p.keyLengths !== undefined ? [{ name: 'lengths', dtype: 'i32' as const }] : []),
-    { name: 'out', dtype: p.out.dtype, write: true },
-    ...(p.lse !== undefined ? [{ name: 'lse', dtype: 'f32' as const, write: true }] : []),
-  ];
-}
-
-const ATTENTION_PARAMS: KernelSpec['params'] = [['batch', 'u32'], ['hq', 'u32'], ['hkv', 'u32'], ['sq', 'u32'], ['sk', 'u32'], ['scale', 'f32']];
-
-/** Runs an attention kernel over (query blocks of `bq` rows, heads, batch), bound as {@link attentionRoles}. */
-function dispatchAttention(ctx: WebGpuOpContext, spec: KernelSpec, p: AttentionParams, bq: number): void {
-  const views: TensorView[] = [p.q, p.k, p.v, ...(p.keyLengths ? [p.keyLengths] : []), p.out, ...(p.lse ? [p.lse] : [])];
-  const max = ctx.dispatcher.maxGroups;
-  const groups = [Math.ceil(p.seqQ / bq), p.heads, Math.min(p.batch, max)] as const;
-  if (groups[0] > max || groups[1] > max) {
-    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${groups[0]} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
-  }
-  ctx.dispatcher.run(spec, views, [p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.scale], groups);
-}
-
 function flashAttention(ctx: WebGpuOpContext, p: AttentionParams, block: FlashBlock, subgroups: boolean, sg: number): void {
-  const lengths = p.keyLengths !== undefined;
-  const lse = p.lse !== undefined;
-  const key = `attention-flash|${p.q.dtype}|${p.k.dtype}|${p.headDim}|${block.bq}x${block.bkv}x${block.tr}x${block.tc}|${p.causal}|${lengths}|${lse}|${subgroups ? sg : 0}`;
+  const key = `attention-flash|${attentionKey(p)}|${block.bq}x${block.bkv}x${block.tr}x${block.tc}|${subgroups ? sg : 0}`;
   const spec = cachedSpec(specs, key, () => ({
     op: 'attention',
-    files: ['math.wgsl', 'attention-flash.wgsl'],
-    flags: { CAUSAL: p.causal, LENGTHS: lengths, LSE: lse, SUBGROUPS: subgroups },
+    files: ['math.wgsl', 'attention-common.wgsl', 'attention-flash.wgsl'],
+    flags: { ...attentionFlags(p), SUBGROUPS: subgroups },
     consts: { D: p.headDim, BQ: block.bq, BKV: block.bkv, TR: block.tr, TC: block.tc, T: block.tr * block.tc },
     roles: attentionRoles(p),
     params: ATTENTION_PARAMS,
@@ -131,16 +111,36 @@ function flashAttention(ctx: WebGpuOpContext, p: AttentionParams, block: FlashBl
   dispatchAttention(ctx, spec, p, block.bq);
 }
 
+/** Runs a forced block if it fits this problem and device; false where it does not. */
+function runForced(ctx: WebGpuOpContext, p: AttentionParams, forced: FlashBlock | SplitBlock, limit: number): boolean {
+  const sg = ctx.subgroupSize;
+  if ('lanes' in forced) {
+    if (!splitFits(forced, p.headDim, sg) || splitBytes(forced, p.headDim) > limit) return false;
+    splitAttention(ctx, p, forced);
+    return true;
+  }
+  if (!flashFits(forced, p.headDim) || flashBytes(forced, p.headDim, shufflesFor(forced, sg)) > limit) return false;
+  flashAttention(ctx, p, forced, shufflesFor(forced, sg), sg ?? 1);
+  return true;
+}
+
+/** Attention forward on the WebGPU device: the split kernel where it serves, else the register-blocked one, else the scalar one. */
 export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void {
   const limit = ctx.dev.limits.maxComputeWorkgroupStorageSize;
   const forced = attentionTuning.force;
-  // A software adapter (lavapipe, SwiftShader) keeps the scalar kernel unless a test forces a block:
-  // there each specialisation of the register-blocked one takes 8–10 s to build, and speed is the CPU's.
-  const flashByDefault = p.seqQ * p.seqK >= FLASH_MIN_SCORES && !ctx.dev.adapterInfo.fallback;
-  if (forced !== null && (forced !== undefined || flashByDefault)) {
-    const sg = ctx.subgroupSize;
-    const block = forced !== undefined && flashFits(forced, p.headDim) ? forced : flashBlock(p.headDim, limit, sg);
-    if (block && flashBytes(block, p.headDim, shufflesFor(block, sg)) <= limit) {
+  const sg = ctx.subgroupSize;
+  if (forced) {
+    if (runForced(ctx, p, forced, limit)) return;
+  } else if (forced === undefined && p.seqQ * p.seqK >= FLASH_MIN_SCORES && !ctx.dev.adapterInfo.fallback) {
+    // A software adapter (lavapipe, SwiftShader) keeps the scalar kernel unless a test forces a block:
+    // there each specialisation of the blocked ones takes 8–10 s to build, and speed is the CPU's.
+    const split = p.headDim >= SPLIT_MIN_HEAD_DIM ? splitBlock(p.headDim, limit, sg) : undefined;
+    if (split) {
+      splitAttention(ctx, p, split);
+      return;
+    }
+    const block = flashBlock(p.headDim, limit, sg);
+    if (block) {
       flashAttention(ctx, p, block, shufflesFor(block, sg), sg ?? 1);
       return;
     }
@@ -150,13 +150,11 @@ export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void 
     const need = attentionBytes(BLOCKS[BLOCKS.length - 1]!, p.headDim);
     throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupStorageSize', `head dim ${p.headDim} needs ${need} bytes of workgroup memory, the device gives ${limit}`);
   }
-  const lengths = p.keyLengths !== undefined;
-  const lse = p.lse !== undefined;
-  const key = `attention|${p.q.dtype}|${p.headDim}|${block.bq}x${block.bkv}x${block.tpr}|${p.causal}|${lengths}|${lse}`;
+  const key = `attention|${attentionKey(p)}|${block.bq}x${block.bkv}x${block.tpr}`;
   const spec = cachedSpec(specs, key, () => ({
     op: 'attention',
-    files: ['math.wgsl', 'attention.wgsl'],
-    flags: { CAUSAL: p.causal, LENGTHS: lengths, LSE: lse },
+    files: ['math.wgsl', 'attention-common.wgsl', 'attention.wgsl'],
+    flags: attentionFlags(p),
     consts: { D: p.headDim, BQ: block.bq, BKV: block.bkv, TPR: block.tpr },
     roles: attentionRoles(p),
     params: ATTENTION_PARAMS,

@@ -13,7 +13,8 @@ import {
   expectAttentionMatches,
   referenceFor,
 } from '../attention/cases.js';
-import { attentionBlock, attentionBytes, attentionTuning, FLASH_BLOCKS, flashBlock, flashBytes } from '../../../src/compute/webgpu/attention.js';
+import { attentionBlock, attentionBytes, attentionTuning, FLASH_BLOCKS, flashBlock, flashBytes, SPLIT_MIN_HEAD_DIM } from '../../../src/compute/webgpu/attention.js';
+import { splitBlock, splitBytes, splitFits, splitInvocations, type SplitBlock } from '../../../src/compute/webgpu/attention-split.js';
 import { checkCell, checkGru, checkRollout } from '../gru/checks.js';
 import { knownMatrix } from '../svd/known-spectrum.js';
 import { expectRecovered, runSvd } from '../svd/svd-checks.js';
@@ -91,7 +92,7 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
       }
       // A NaN in q poisons its row (output and log-sum-exp); one in v (key 0, which every row sees) its column. Both kernels.
       // (A NaN in v under a mask: the CPU's product 0·NaN spreads it to rows that cannot see it, the GPU kernels skip masked blocks.)
-      for (const force of [FLASH_BLOCKS[1]!, null]) {
+      for (const force of [FLASH_BLOCKS[1]!, { lanes: 2, rows: 2, bq: 16, bkv: 16, kc: 8 }, null]) {
       attentionTuning.force = force;
       const shape = [1, 2, 40, 32];
       const values = (seed: number) => Array.from({ length: 2 * 40 * 32 }, (_, i) => Math.sin(i * 0.37 + seed));
@@ -112,13 +113,54 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
       const [out, lse] = run(pair.webgpu);
       const [cOut, cLse] = run(pair.cpu);
       for (const [got, want, what] of [[out!, cOut!, 'out'], [lse!, cLse!, 'lse']] as const) {
-        expect(got.map((x) => (Number.isNaN(x) ? 'NaN' : 0)), `${what}: NaN places (${force ? 'register-blocked' : 'scalar'})`).toEqual(want.map((x) => (Number.isNaN(x) ? 'NaN' : 0)));
+        expect(got.map((x) => (Number.isNaN(x) ? 'NaN' : 0)), `${what}: NaN places (${force ? JSON.stringify(force) : 'scalar'})`).toEqual(want.map((x) => (Number.isNaN(x) ? 'NaN' : 0)));
         expect(relError(got.map((x) => (Number.isNaN(x) ? 0 : x)), want.map((x) => (Number.isNaN(x) ? 0 : x)), 'f32'), what).toBeLessThanOrEqual(1e-5);
       }
       }
     } finally {
       attentionTuning.force = undefined;
     }
+  });
+
+  it('the split kernel: lanes 1 to 8, rows 1 to 3, head dims 32 to 256, f32/f16/bf16 (causal GQA, key lengths, log-sum-exp)', { timeout: 300_000 }, () => {
+    const c = { batch: 2, heads: 4, kvHeads: 2, seqQ: 75, seqK: 83, causal: true, keyLengths: [83, 41] };
+    // Small chunks: each specialisation takes seconds to build on lavapipe (subgroups of 8).
+    const runs: [number, SplitBlock, 'f32' | 'f16' | 'bf16'][] = [
+      [32, { lanes: 1, rows: 1, bq: 8, bkv: 8, kc: 4 }, 'f32'],
+      [64, { lanes: 2, rows: 2, bq: 16, bkv: 16, kc: 8 }, 'bf16'],
+      [96, { lanes: 4, rows: 3, bq: 24, bkv: 8, kc: 4 }, 'f16'],
+      [256, { lanes: 8, rows: 2, bq: 16, bkv: 8, kc: 4 }, 'f32'],
+    ];
+    const limit = pair.backend.dev.limits.maxComputeWorkgroupStorageSize;
+    try {
+      for (const [headDim, block, dtype] of runs) {
+        expect(splitFits(block, headDim, pair.backend.subgroupSize), `${JSON.stringify(block)} D${headDim}`).toBe(true);
+        expect(splitBytes(block, headDim)).toBeLessThanOrEqual(limit);
+        attentionTuning.force = block;
+        const cc = { ...c, headDim };
+        const { q, k, v } = attentionInputs(pair.webgpu, cc, dtype);
+        const { out, lse } = pair.webgpu.attention(q, k, v, { ...attentionOptions(cc), returnLogSumExp: true });
+        expectAttentionMatches(`D${headDim} ${JSON.stringify(block)} ${dtype}`, out, lse, referenceFor(cc, q, k, v), dtype, ATTENTION_TOLERANCE[dtype]);
+        for (const t of [q, k, v, out, lse]) t.dispose();
+      }
+    } finally {
+      attentionTuning.force = undefined;
+    }
+  });
+
+  it('chooses a split block for every head dim it serves (multiples of 16 up to 256) where subgroups hold its lanes', () => {
+    for (const sg of [8, 32]) {
+      for (let d = SPLIT_MIN_HEAD_DIM; d <= 256; d += 16) {
+        const b = splitBlock(d, 32768, sg);
+        expect(b, `D${d} on subgroups of ${sg}`).toBeDefined();
+        expect(splitFits(b!, d, sg)).toBe(true);
+        expect(splitBytes(b!, d)).toBeLessThanOrEqual(32768);
+        expect(splitInvocations(b!)).toBeLessThanOrEqual(256);
+      }
+    }
+    expect(splitBlock(128, 49152, undefined), 'no subgroups').toBeUndefined();
+    expect(splitBlock(200, 49152, 32), 'D200: 25 column groups per lane').toBeUndefined();
+    expect(splitBlock(130, 49152, 32), 'D130: not a multiple of 4').toBeUndefined();
   });
 
   it('chooses the register-blocked kernel for head dims that are multiples of 16 where its blocks fit, the scalar one otherwise', () => {

@@ -70,8 +70,14 @@ describe.skipIf(!gpuAvailable)('CUDA activation gradients', () => {
   for (const dtype of FLOAT_DTYPES) {
     it.each(GRADS)(`%sGrad (${dtype})`, (name) => {
       for (const n of [1, 7, 1031, 65537]) {
-        // Keep x away from relu's kink, where a finite difference is meaningless.
-        const xs = randomValues(n, freshSeed(), 2).map((v) => (Math.abs(v) < 1e-3 ? v + 0.01 : v));
+        // Keep x away from relu's kink, where a finite difference is meaningless, and from the roots
+        // of gelu's and silu's derivatives, where f32 keeps no relative accuracy (with n = 1 the
+        // norm-wise error is that element's relative error).
+        const xs = randomValues(n, freshSeed(), 2).map((v) => {
+          const x = Math.abs(v) < 1e-3 ? v + 0.01 : v;
+          const d = derivativeRef(name, x, SLOPE);
+          return d !== 0 && Math.abs(d) < 1e-2 ? x + 0.15 : x;
+        });
         const [x, xc] = twin(pair, xs, [n], dtype);
         const [dy, dyc] = twin(pair, randomValues(n, freshSeed()), [n], dtype);
         using g = pair.cuda.activationGrad(name, x, dy, { slope: SLOPE });

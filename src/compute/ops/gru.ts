@@ -301,7 +301,14 @@ export function gruRollout(
   const H = stack.hidden;
   const rows = E !== undefined ? [E, B] : [B];
   if (path === 'auto' && L === 1 && !stack.layers[0]!.layerNorm) {
-    const whole = rolloutInOneGo(s, stack, state, init, projection, { rows, B, S, steps, precision });
+    let whole: GruRolloutResult | undefined;
+    try {
+      whole = rolloutInOneGo(s, stack, state, init, projection, { rows, B, S, steps, precision });
+    } catch (err) {
+      // A failed one-go rollout leaves the initial states with us: nothing may stay allocated.
+      for (const t of init.layers) t.dispose();
+      throw err;
+    }
     if (whole) return whole;
   }
   // The last layer's states of every step, [E, B, steps, H]: projected in one product at the end.

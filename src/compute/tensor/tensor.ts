@@ -78,35 +78,8 @@ const leakRegistry = new FinalizationRegistry<LeakRecord>(({ storage, dtype, sha
   storage.release();
 });
 
-/**
- * Tensors for the leak registry, registered in batches. Registering and unregistering one costs
- * about 0.9 µs (V8), as much as the rest of a small op's front-end, and most tensors are disposed
- * within a few ops of their creation. New tensors wait in this list; at the end of the current
- * task, or once it holds {@link REGISTER_BATCH}, the ones still live are registered. A tensor
- * dropped without dispose() meanwhile is held here until then, so it is registered and reported
- * all the same, one batch later.
- */
-const awaitingRegistration: Tensor[] = [];
+/** New tensors registered for leaks at once, at most (see `Tensor.#trackForLeaks`). */
 const REGISTER_BATCH = 1024;
-let registrationQueued = false;
-
-function registerLiveTensors(): void {
-  for (const t of awaitingRegistration) t.registerForLeaks();
-  awaitingRegistration.length = 0;
-}
-
-function trackForLeaks(t: Tensor): void {
-  awaitingRegistration.push(t);
-  if (awaitingRegistration.length >= REGISTER_BATCH) {
-    registerLiveTensors();
-  } else if (!registrationQueued) {
-    registrationQueued = true;
-    queueMicrotask(() => {
-      registrationQueued = false;
-      registerLiveTensors();
-    });
-  }
-}
 
 /** Host array of a tensor's values: Int32Array for i32, Float32Array otherwise (f16/bf16 widened). */
 export type HostArray<D extends DType = DType> = D extends 'i32' ? Int32Array : Float32Array;
@@ -130,7 +103,7 @@ export class Tensor<D extends DType = DType> {
   private readonly storage: TensorStorage;
   private readonly offset: number;
   private isDisposed = false;
-  /** Whether the leak registry holds this tensor (see {@link trackForLeaks}). */
+  /** Whether the leak registry holds this tensor (see `Tensor.#trackForLeaks`). */
   #registered = false;
   #view: TensorView | undefined = undefined;
   /** @internal Where autograd recorded this tensor (undefined on leaves and on tensors no recorded op made). */
@@ -174,15 +147,42 @@ export class Tensor<D extends DType = DType> {
     this.shape = Object.isFrozen(shape) ? shape : Object.freeze([...shape]);
     this.size = shapeSize(shape);
     this.offset = offset;
-    trackForLeaks(this);
+    Tensor.#trackForLeaks(this);
     this.owner.adopt(this);
   }
 
-  /** @internal Puts this tensor in the leak registry unless it was disposed already. */
-  registerForLeaks(): void {
-    if (this.isDisposed || this.#registered) return;
-    leakRegistry.register(this, { storage: this.storage, dtype: this.dtype, shape: this.shape }, this);
-    this.#registered = true;
+  /** New tensors not yet registered for leaks. */
+  static #awaitingRegistration: Tensor[] = [];
+  static #registrationQueued = false;
+
+  /**
+   * Registering a tensor for leaks and unregistering it cost about 0.9 µs (V8), as much as the
+   * rest of a small op's front-end, and most tensors are disposed within a few ops of their
+   * creation. So new tensors wait in a list; at the end of the current task, or once it holds
+   * REGISTER_BATCH, the ones still live are registered. A tensor dropped without dispose()
+   * meanwhile is held by the list until then, so it is registered and reported all the same.
+   */
+  static #trackForLeaks(t: Tensor): void {
+    const awaiting = Tensor.#awaitingRegistration;
+    awaiting.push(t);
+    if (awaiting.length >= REGISTER_BATCH) {
+      Tensor.#registerAwaiting();
+    } else if (!Tensor.#registrationQueued) {
+      Tensor.#registrationQueued = true;
+      queueMicrotask(() => {
+        Tensor.#registrationQueued = false;
+        Tensor.#registerAwaiting();
+      });
+    }
+  }
+
+  static #registerAwaiting(): void {
+    for (const t of Tensor.#awaitingRegistration) {
+      if (t.isDisposed || t.#registered) continue;
+      leakRegistry.register(t, { storage: t.storage, dtype: t.dtype, shape: t.shape }, t);
+      t.#registered = true;
+    }
+    Tensor.#awaitingRegistration.length = 0;
   }
 
   /** Number of dims. */

@@ -583,7 +583,8 @@ export const SPECS: Readonly<Record<string, MethodSpec>> = {
         label: 'a billion steps',
         call: (g, f) => g.gruRollout(f.x, undefined, { wIh: f.wIh, wHh: f.wHh }, { steps: 1e9, outputProjection: { weight: f.proj } }),
         error: OutOfMemoryError,
-        message: /^gruRollout: a f32 tensor of shape \[1, 2, 1000000000, 5\]: Out of device memory/,
+        // The one-go path (CUDA's, the CPU's) allocates the projected states first.
+        message: /^gruRollout: a f32 tensor of shape \[2, 1000000000, 3\]: Out of device memory/,
         runsBackend: true,
       },
     ],

@@ -4,7 +4,7 @@
  * stacks, ensembles, layer norm, cells and rollouts with an output projection, and svd, which
  * runs its host route here as on the CPU (WebGPU offers no dense factorizations).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   attentionCases,
   attentionInputs,
@@ -15,27 +15,15 @@ import {
 } from '../attention/cases.js';
 import { attentionBlock, attentionBytes, attentionTuning, FLASH_BLOCKS, flashBlock, flashBytes, SPLIT_MIN_HEAD_DIM } from '../../../src/compute/webgpu/attention.js';
 import { splitBlock, splitBytes, splitFits, splitInvocations, type SplitBlock } from '../../../src/compute/webgpu/attention-split.js';
-import { checkCell, checkGru, checkRollout } from '../gru/checks.js';
+import { checkCell, checkGru, checkRollout, GRU_BOUND } from '../gru/checks.js';
 import { knownMatrix } from '../svd/known-spectrum.js';
 import { expectRecovered, runSvd } from '../svd/svd-checks.js';
-import { closePair, freshSeed, openPair, relError, skipReason, suite, type Pair } from './setup.js';
+import { freshSeed, relError, skipReason, suite, usePairsBySubgroups, type Pair } from './setup.js';
 
-let pair: Pair;
-/** Held to workgroup memory: the kernels' paths for devices without subgroup shuffles. */
-let noSubgroups: Pair;
-beforeAll(async () => {
-  if (skipReason !== undefined) return;
-  pair = await openPair();
-  noSubgroups = await openPair({ subgroups: false });
-});
-afterAll(() => {
-  closePair(pair);
-  closePair(noSubgroups);
-});
+const pairs = usePairsBySubgroups();
 
 /** f32 softmax arithmetic, then one rounding of the output for f16/bf16 (the CPU rounds once too). */
 const ATTENTION_TOLERANCE = { f32: 1e-5, f16: 1e-3, bf16: 8e-3 } as const;
-const GRU_BOUND = { f32: 2e-5, f16: 2e-3, bf16: 1.6e-2 } as const;
 
 describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
   // Every case in f32; the 16-bit types (which only change loads and the output's rounding) on three.
@@ -43,12 +31,12 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
   for (const [index, c] of cases.entries()) {
     for (const dtype of index % 4 === 1 ? (['f32', 'f16', 'bf16'] as const) : (['f32'] as const)) {
       it(`${describeAttentionCase(c)} ${dtype}`, () => {
-        const { q, k, v } = attentionInputs(pair.webgpu, c, dtype);
-        const { out, lse } = pair.webgpu.attention(q, k, v, { ...attentionOptions(c), returnLogSumExp: true });
+        const { q, k, v } = attentionInputs(pairs.subgroups.webgpu, c, dtype);
+        const { out, lse } = pairs.subgroups.webgpu.attention(q, k, v, { ...attentionOptions(c), returnLogSumExp: true });
         const label = describeAttentionCase(c);
         expectAttentionMatches(label, out, lse, referenceFor(c, q, k, v), dtype, ATTENTION_TOLERANCE[dtype]);
-        const [qc, kc, vc] = [q, k, v].map((t) => pair.cpu.tensor(t.toArraySync() as Float32Array, t.shape, dtype));
-        const cpu = pair.cpu.attention(qc!, kc!, vc!, { ...attentionOptions(c), returnLogSumExp: true });
+        const [qc, kc, vc] = [q, k, v].map((t) => pairs.subgroups.cpu.tensor(t.toArraySync() as Float32Array, t.shape, dtype));
+        const cpu = pairs.subgroups.cpu.attention(qc!, kc!, vc!, { ...attentionOptions(c), returnLogSumExp: true });
         expect(relError(out.toArraySync() as Float32Array, cpu.out.toArraySync() as Float32Array, dtype), `${label}: vs CPU`).toBeLessThanOrEqual(ATTENTION_TOLERANCE[dtype]);
         for (const t of [q, k, v, out, lse, qc!, kc!, vc!, cpu.out, cpu.lse]) t.dispose();
       });
@@ -57,9 +45,9 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
 
   it('clamps key lengths read from a device tensor', () => {
     const c = { batch: 3, heads: 2, kvHeads: 1, seqQ: 20, seqK: 30, headDim: 16, causal: true };
-    const { q, k, v } = attentionInputs(pair.webgpu, c, 'f32');
-    using lengths = pair.webgpu.tensor(Int32Array.from([-4, 500, 11]), [3]);
-    const { out, lse } = pair.webgpu.attention(q, k, v, { causal: true, keyLengths: lengths, returnLogSumExp: true });
+    const { q, k, v } = attentionInputs(pairs.subgroups.webgpu, c, 'f32');
+    using lengths = pairs.subgroups.webgpu.tensor(Int32Array.from([-4, 500, 11]), [3]);
+    const { out, lse } = pairs.subgroups.webgpu.attention(q, k, v, { causal: true, keyLengths: lengths, returnLogSumExp: true });
     expectAttentionMatches('device lengths', out, lse, referenceFor({ ...c, keyLengths: [0, 30, 11] }, q, k, v), 'f32');
     for (const t of [q, k, v, out, lse]) t.dispose();
   });
@@ -69,12 +57,12 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
     const c = { batch: 2, heads: 4, kvHeads: 2, seqQ: 75, seqK: 83, headDim: 64, causal: true, keyLengths: [83, 41] };
     // Rows of 16, 8 and 4 invocations (shuffles where lavapipe's subgroups of 8 hold a row), 128 invocations; without subgroups.
     const runs: [Pair, number, (typeof FLASH_BLOCKS)[number]][] = [
-      [pair, 64, FLASH_BLOCKS[2]!],
-      [pair, 32, FLASH_BLOCKS[1]!],
-      [pair, 32, FLASH_BLOCKS[6]!],
-      [noSubgroups, 32, FLASH_BLOCKS[4]!],
+      [pairs.subgroups, 64, FLASH_BLOCKS[2]!],
+      [pairs.subgroups, 32, FLASH_BLOCKS[1]!],
+      [pairs.subgroups, 32, FLASH_BLOCKS[6]!],
+      [pairs.workgroup, 32, FLASH_BLOCKS[4]!],
     ];
-    const limit = pair.backend.dev.limits.maxComputeWorkgroupStorageSize;
+    const limit = pairs.subgroups.backend.dev.limits.maxComputeWorkgroupStorageSize;
     try {
       for (const [p, headDim, block] of runs) {
         {
@@ -110,8 +98,8 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
         r.lse.dispose();
         return got;
       };
-      const [out, lse] = run(pair.webgpu);
-      const [cOut, cLse] = run(pair.cpu);
+      const [out, lse] = run(pairs.subgroups.webgpu);
+      const [cOut, cLse] = run(pairs.subgroups.cpu);
       for (const [got, want, what] of [[out!, cOut!, 'out'], [lse!, cLse!, 'lse']] as const) {
         expect(got.map((x) => (Number.isNaN(x) ? 'NaN' : 0)), `${what}: NaN places (${force ? JSON.stringify(force) : 'scalar'})`).toEqual(want.map((x) => (Number.isNaN(x) ? 'NaN' : 0)));
         expect(relError(got.map((x) => (Number.isNaN(x) ? 0 : x)), want.map((x) => (Number.isNaN(x) ? 0 : x)), 'f32'), what).toBeLessThanOrEqual(1e-5);
@@ -131,15 +119,15 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
       [96, { lanes: 4, rows: 3, bq: 24, bkv: 8, kc: 4 }, 'f16'],
       [256, { lanes: 8, rows: 2, bq: 16, bkv: 8, kc: 4 }, 'f32'],
     ];
-    const limit = pair.backend.dev.limits.maxComputeWorkgroupStorageSize;
+    const limit = pairs.subgroups.backend.dev.limits.maxComputeWorkgroupStorageSize;
     try {
       for (const [headDim, block, dtype] of runs) {
-        expect(splitFits(block, headDim, pair.backend.subgroupSize), `${JSON.stringify(block)} D${headDim}`).toBe(true);
+        expect(splitFits(block, headDim, pairs.subgroups.backend.subgroupSize), `${JSON.stringify(block)} D${headDim}`).toBe(true);
         expect(splitBytes(block, headDim)).toBeLessThanOrEqual(limit);
         attentionTuning.force = block;
         const cc = { ...c, headDim };
-        const { q, k, v } = attentionInputs(pair.webgpu, cc, dtype);
-        const { out, lse } = pair.webgpu.attention(q, k, v, { ...attentionOptions(cc), returnLogSumExp: true });
+        const { q, k, v } = attentionInputs(pairs.subgroups.webgpu, cc, dtype);
+        const { out, lse } = pairs.subgroups.webgpu.attention(q, k, v, { ...attentionOptions(cc), returnLogSumExp: true });
         expectAttentionMatches(`D${headDim} ${JSON.stringify(block)} ${dtype}`, out, lse, referenceFor(cc, q, k, v), dtype, ATTENTION_TOLERANCE[dtype]);
         for (const t of [q, k, v, out, lse]) t.dispose();
       }
@@ -176,7 +164,7 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
   });
 
   it('blocks fit the workgroup memory of the device for every head dim up to 256', () => {
-    const limit = pair.backend.dev.limits.maxComputeWorkgroupStorageSize;
+    const limit = pairs.subgroups.backend.dev.limits.maxComputeWorkgroupStorageSize;
     for (const d of [1, 64, 128, 200, 256]) {
       const block = attentionBlock(d, limit);
       expect(block, `D${d}`).toBeDefined();
@@ -204,29 +192,29 @@ describe.skipIf(skipReason)(suite('WebGPU GRU'), () => {
     { name: 'ensemble 2 b32 in16 h256 T2', c: { batch: 32, input: 16, hidden: 256, steps: 2, ensemble: 2, seed } },
   ];
   it.each(cases)('gru $name', ({ c }) => {
-    const err = checkGru(pair.webgpu, c);
+    const err = checkGru(pairs.subgroups.webgpu, c);
     const bound = GRU_BOUND[c.dtype ?? 'f32'];
     expect(err.output, `output (seed ${seed})`).toBeLessThanOrEqual(bound);
     expect(err.hidden, `h_n (seed ${seed})`).toBeLessThanOrEqual(bound);
   });
 
   it.each(cases.filter((_, i) => i % 2 === 1 || i === 8))('gru $name, without subgroup shuffles', ({ c }) => {
-    const err = checkGru(noSubgroups.webgpu, c);
+    const err = checkGru(pairs.workgroup.webgpu, c);
     const bound = GRU_BOUND[c.dtype ?? 'f32'];
     expect(err.output, `output (seed ${seed})`).toBeLessThanOrEqual(bound);
     expect(err.hidden, `h_n (seed ${seed})`).toBeLessThanOrEqual(bound);
   });
 
   it('gruCell, shared x over an ensemble and bf16', () => {
-    expect(checkCell(pair.webgpu, { batch: 6, input: 10, hidden: 37, ensemble: 4, seed }).error).toBeLessThanOrEqual(GRU_BOUND.f32);
-    expect(checkCell(pair.webgpu, { batch: 3, input: 5, hidden: 33, seed, dtype: 'bf16' }).error).toBeLessThanOrEqual(GRU_BOUND.bf16);
+    expect(checkCell(pairs.subgroups.webgpu, { batch: 6, input: 10, hidden: 37, ensemble: 4, seed }).error).toBeLessThanOrEqual(GRU_BOUND.f32);
+    expect(checkCell(pairs.subgroups.webgpu, { batch: 3, input: 5, hidden: 33, seed, dtype: 'bf16' }).error).toBeLessThanOrEqual(GRU_BOUND.bf16);
   });
 
   it('gruRollout with an output projection: an ensemble, and a 2-layer stack', () => {
-    const roll = checkRollout(pair.webgpu, { batch: 8, state: 6, hidden: 24, steps: 4, ensemble: 3, seed });
+    const roll = checkRollout(pairs.subgroups.webgpu, { batch: 8, state: 6, hidden: 24, steps: 4, ensemble: 3, seed });
     expect(roll.states).toBeLessThanOrEqual(GRU_BOUND.f32);
     expect(roll.hidden).toBeLessThanOrEqual(GRU_BOUND.f32);
-    const stacked = checkRollout(pair.webgpu, { batch: 7, state: 9, hidden: 20, steps: 3, layers: 2, seed });
+    const stacked = checkRollout(pairs.subgroups.webgpu, { batch: 7, state: 9, hidden: 20, steps: 3, layers: 2, seed });
     expect(stacked.states).toBeLessThanOrEqual(GRU_BOUND.f32);
   });
 });
@@ -236,14 +224,14 @@ describe.skipIf(skipReason)(suite('WebGPU svd (host route, composed from the bac
     const seed = freshSeed();
     const values = Array.from({ length: 8 }, (_, i) => 20 * 0.7 ** i);
     const km = knownMatrix(90, 60, values, seed);
-    const r = runSvd(pair.webgpu, km, { rank: 6, seed });
+    const r = runSvd(pairs.subgroups.webgpu, km, { rank: 6, seed });
     expectRecovered(r, km, 90, 60, 6, `seed ${seed}`);
   });
 
   it('gives the exact SVD of a small matrix (full: true)', () => {
     const seed = freshSeed();
     const km = knownMatrix(12, 9, [5, 4, 3, 2, 1, 0.5, 0.25, 0.125, 0.0625], seed);
-    const r = runSvd(pair.webgpu, km, { full: true, seed });
+    const r = runSvd(pairs.subgroups.webgpu, km, { full: true, seed });
     expectRecovered(r, km, 12, 9, 9, `seed ${seed}`);
   });
 });

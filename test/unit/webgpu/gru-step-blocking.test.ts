@@ -4,22 +4,12 @@
  * chunks partly filled, with and without subgroup shuffles: the default picks only some of them
  * on any one device (rows per workgroup follow the shape, lanes per unit the subgroup size).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { gruTuning } from '../../../src/compute/webgpu/gru.js';
 import { checkGru, GRU_BOUND } from '../gru/checks.js';
-import { closePair, freshSeed, openPair, randomValues, relError, skipReason, suite, twin, type Pair } from './setup.js';
+import { freshSeed, randomValues, relError, skipReason, suite, twin, usePairsBySubgroups } from './setup.js';
 
-let pair: Pair;
-let noSubgroups: Pair;
-beforeAll(async () => {
-  if (skipReason !== undefined) return;
-  pair = await openPair();
-  noSubgroups = await openPair({ subgroups: false });
-});
-afterAll(() => {
-  closePair(pair);
-  closePair(noSubgroups);
-});
+const pairs = usePairsBySubgroups();
 
 const defaults = { ...gruTuning };
 afterEach(() => {
@@ -46,7 +36,7 @@ describe.skipIf(skipReason)(suite('WebGPU GRU step blockings'), () => {
     for (const [shuffles, which] of index < 2 ? ([[true, 'shuffles'], [false, 'workgroup memory']] as const) : ([[true, 'shuffles']] as const)) {
       it.each(cases)(`gru $name, ${label}, ${which}`, ({ c }) => {
         Object.assign(gruTuning, blocking);
-        const err = checkGru((shuffles ? pair : noSubgroups).webgpu, c);
+        const err = checkGru((shuffles ? pairs.subgroups : pairs.workgroup).webgpu, c);
         const bound = GRU_BOUND[c.dtype ?? 'f32'];
         expect(err.output, `output (seed ${seed})`).toBeLessThanOrEqual(bound);
         expect(err.hidden, `h_n (seed ${seed})`).toBeLessThanOrEqual(bound);
@@ -56,12 +46,12 @@ describe.skipIf(skipReason)(suite('WebGPU GRU step blockings'), () => {
 
   it('gru without biases, against the CPU backend', () => {
     const [B, T, I, H] = [6, 3, 5, 40];
-    const [x, xc] = twin(pair, randomValues(B * T * I, seed), [B, T, I], 'f32');
-    const [h0, h0c] = twin(pair, randomValues(B * H, seed + 1, 0.5), [B, H], 'f32');
-    const [wIh, wIhc] = twin(pair, randomValues(3 * H * I, seed + 2, 0.2), [3 * H, I], 'f32');
-    const [wHh, wHhc] = twin(pair, randomValues(3 * H * H, seed + 3, 0.2), [3 * H, H], 'f32');
-    const ours = pair.webgpu.gru(x, h0, { wIh, wHh });
-    const theirs = pair.cpu.gru(xc, h0c, { wIh: wIhc, wHh: wHhc });
+    const [x, xc] = twin(pairs.subgroups, randomValues(B * T * I, seed), [B, T, I], 'f32');
+    const [h0, h0c] = twin(pairs.subgroups, randomValues(B * H, seed + 1, 0.5), [B, H], 'f32');
+    const [wIh, wIhc] = twin(pairs.subgroups, randomValues(3 * H * I, seed + 2, 0.2), [3 * H, I], 'f32');
+    const [wHh, wHhc] = twin(pairs.subgroups, randomValues(3 * H * H, seed + 3, 0.2), [3 * H, H], 'f32');
+    const ours = pairs.subgroups.webgpu.gru(x, h0, { wIh, wHh });
+    const theirs = pairs.subgroups.cpu.gru(xc, h0c, { wIh: wIhc, wHh: wHhc });
     const read = (t: typeof x) => t.toArraySync() as Float32Array;
     expect(relError(read(ours.output), read(theirs.output)), `seed ${seed}`).toBeLessThanOrEqual(GRU_BOUND.f32);
     expect(relError(read(ours.hidden), read(theirs.hidden)), `seed ${seed}`).toBeLessThanOrEqual(GRU_BOUND.f32);

@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ReduceOp } from '../../../src/compute/core/reduce-plan.js';
 import type { TensorView } from '../../../src/compute/core/view.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { layerNorm, rowPlan, rowTuning, softmax, type RowPlan } from '../../../src/compute/webgpu/rows.js';
 import { reduceRef, rowsRef } from '../compute/reference.js';
 import {
-  closePair,
   expectMatches,
   expectSameValues,
   FLOAT_DTYPES,
   freshSeed,
-  openPair,
+  usePairsBySubgroups,
   product,
   randomValues,
   skipReason,
@@ -20,14 +19,7 @@ import {
   type Pair,
 } from './setup.js';
 
-/** The default backend (subgroup shuffles where the adapter allows) and one held to workgroup memory. */
-const pairs: Record<string, Pair> = {};
-beforeAll(async () => {
-  if (skipReason !== undefined) return;
-  pairs.subgroups = await openPair();
-  pairs.workgroup = await openPair({ subgroups: false });
-});
-afterAll(() => Object.values(pairs).forEach(closePair));
+const pairs = usePairsBySubgroups();
 
 const REF: Record<ReduceOp, (s: number[]) => number> = {
   sum: (s) => s.reduce((a, b) => a + b, 0),
@@ -195,7 +187,7 @@ describe.skipIf(skipReason)(suite('WebGPU softmax, logSoftmax, layerNorm'), () =
     }
   }
 
-  it.each(['subgroups', 'workgroup'])('every plan shape: teams up to 1024, registers up to 32, split chunks, unaligned views (%s)', async (mode) => {
+  it.each(['subgroups', 'workgroup'] as const)('every plan shape: teams up to 1024, registers up to 32, split chunks, unaligned views (%s)', async (mode) => {
     const pair = pairs[mode]!;
     const plans: [string, RowPlan][] = [
       ['team 1024 x 32', { wg: 1024, team: 1024, k: 8 }],
@@ -235,7 +227,7 @@ describe.skipIf(skipReason)(suite('WebGPU softmax, logSoftmax, layerNorm'), () =
     }
   });
 
-  it.each(Object.keys({ subgroups: 0, workgroup: 0 }))('special rows: NaN poisons a row, -inf entries get 0, all -inf is NaN, large offsets stay exact (%s)', async (mode) => {
+  it.each(['subgroups', 'workgroup'] as const)('special rows: NaN poisons a row, -inf entries get 0, all -inf is NaN, large offsets stay exact (%s)', async (mode) => {
     const pair = pairs[mode]!;
     for (const cols of [7, 300, 5003, 5004, FEW, LONG]) {
       const values = randomValues(4 * cols, freshSeed());

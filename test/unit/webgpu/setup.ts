@@ -3,7 +3,7 @@
  * the reason when not), a GpuCompute on the WebGPU backend beside one on the CPU backend, inputs
  * from fresh random values, and the norm-wise checks against a float64 reference and the CPU.
  */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Backend } from '../../../src/compute/backend/backend.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
@@ -40,6 +40,31 @@ export async function openPair(options: WebGpuBackendOptions = {}): Promise<Pair
   const backend = await createWebGpuBackend(options);
   const cpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
   return { webgpu: computeOn(backend), cpu, backend };
+}
+
+/** A file's two pairs: the adapter as it is (subgroup shuffles where it has them), and one held to workgroup memory. */
+export interface PairsBySubgroups {
+  subgroups: Pair;
+  workgroup: Pair;
+}
+
+/**
+ * Opens both pairs before the file's tests (where WebGPU runs here) and closes them after: the
+ * kernels' paths with subgroup shuffles and without, as on devices that lack them. Read the pairs
+ * inside tests; they are filled in by then.
+ */
+export function usePairsBySubgroups(): PairsBySubgroups {
+  const pairs = {} as PairsBySubgroups;
+  beforeAll(async () => {
+    if (skipReason !== undefined) return;
+    pairs.subgroups = await openPair();
+    pairs.workgroup = await openPair({ subgroups: false });
+  });
+  afterAll(() => {
+    closePair(pairs.subgroups);
+    closePair(pairs.workgroup);
+  });
+  return pairs;
 }
 
 /**

@@ -62,7 +62,7 @@ export function randomSpec(dtype: DType): ModuleSpec {
  * source (cheaper for all of them), and the backends take a kernel from that module where
  * they have it (see {@link wholeSourceSpec}).
  */
-export const ONE_KERNEL_FILES: ReadonlySet<string> = new Set(['softmax.cu', 'layernorm.cu', 'reduce.cu', 'binary.cu', 'unary.cu', 'activation_grad.cu', 'random.cu']);
+export const ONE_KERNEL_FILES: ReadonlySet<string> = new Set(['softmax.cu', 'layernorm.cu', 'reduce.cu', 'binary.cu', 'unary.cu', 'activation_grad.cu', 'random.cu', 'transpose.cu']);
 
 /** `spec` narrowed to its kernel `name` (a source of {@link ONE_KERNEL_FILES}). */
 export function oneKernelSpec(spec: ModuleSpec, name: string): ModuleSpec {
@@ -203,7 +203,7 @@ export function portableKernelNames(spec: ModuleSpec): string[] {
     case 'layernorm.cu':
       return rowKernelNames('layernorm', dtypeOf(spec.defines?.GC_DTYPE));
     case 'transpose.cu':
-      return ['transpose_tiled', 'transpose_narrow'];
+      return ['transpose_tiled', ...['cols', 'rows'].flatMap((long) => [`transpose_narrow_${long}_vec`, `transpose_narrow_${long}_scalar`])];
     case 'one_hot.cu':
       return ['one_hot'];
     case 'optimizer.cu':

@@ -10,10 +10,13 @@ beforeAll(async () => {
 afterAll(() => closePair(pair));
 
 describe.skipIf(!gpuAvailable)('CUDA transpose', () => {
-  // Tiled, and narrow (at most 8 rows or columns: a thread per element), batched and not.
+  // Tiled, and narrow (at most 8 rows or columns), batched and not.
   const SHAPES = [[1, 1], [1, 37], [37, 1], [33, 65], [64, 64], [3, 100, 7], [2, 5, 31, 33], [4, 1000, 3], [8, 9], [9, 8], [70_001, 2], [3, 2, 5001], [2, 9, 9]];
+  // Every narrow size, few columns and few rows: the long dim a multiple of 8 (16-byte accesses
+  // for every dtype), of 4 only (f32 vectors, 16-bit scalars), and odd (scalars), batched and not.
+  const NARROW = [2, 3, 4, 5, 6, 7, 8].flatMap((k) => [[3, 64, k], [44, k], [2, 67, k], [k, 40], [2, k, 36], [k, 1001], [5, 7, k]]);
   it.each(DTYPES)('every shape (%s)', (dtype) => {
-    for (const shape of SHAPES) {
+    for (const shape of [...SHAPES, ...NARROW]) {
       const n = shape.reduce((p, d) => p * d, 1);
       const values = randomValues(n, freshSeed(), 100).map((v) => (dtype === 'i32' ? Math.round(v) : v));
       const [x, xc] = twin(pair, values, shape, dtype);

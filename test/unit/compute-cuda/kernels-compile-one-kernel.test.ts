@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileKernelModule } from '../../../src/compute/cuda/kernel-compile.js';
 import { KernelSources, moduleKey, type ModuleSpec } from '../../../src/compute/gpu/kernel-sources.js';
-import { binarySpec, gradSpec, layerNormSpec, ONE_KERNEL_FILES, oneKernelSpec, portableKernelNames, randomSpec, reduceSpec, softmaxSpec, unarySpec, wholeSourceSpec } from '../../../src/compute/gpu/kernel-specs.js';
+import { binarySpec, gradSpec, layerNormSpec, ONE_KERNEL_FILES, oneKernelSpec, portableKernelNames, randomSpec, reduceSpec, softmaxSpec, transposeSpec, unarySpec, wholeSourceSpec } from '../../../src/compute/gpu/kernel-specs.js';
 import { nvrtcAvailable } from '../nvrtc/nvrtc-available.js';
 
 const sources = new KernelSources();
@@ -19,6 +19,7 @@ const wholes: ModuleSpec[] = [
   unarySpec('gelu', 'f16'),
   gradSpec('siluGrad', 'bf16'),
   randomSpec('f16'),
+  transposeSpec('f32'),
 ];
 
 describe.skipIf(!nvrtcAvailable)('one-kernel modules compile under NVRTC (sm_80)', () => {

@@ -172,17 +172,30 @@ extern "C" __global__ void binary_row_a_scalar(const T* __restrict__ a, const T*
 #endif
 
 // ---- general strided broadcast, rank padded to 6 (leading dims of size 1) ----
-// I is the index type: 32-bit when every index fits, for cheaper division.
+// I is the index type: 32-bit when every index is below 2^31, where each division by a dim is a
+// multiply-high, an add and a shift with the host's magic numbers (launch-plans.ts: fastDivisor;
+// exact below 2^31); the 64-bit kernels divide.
+template <typename I>
+__device__ __forceinline__ I divide_by_dim(I n, const I (&dims)[6], const unsigned int (&magic)[6],
+                                           const unsigned int (&shift)[6], int d) {
+  if constexpr (sizeof(I) == 4) {
+    return (__umulhi(n, magic[d]) + n) >> shift[d];
+  } else {
+    return n / dims[d];
+  }
+}
+
 template <typename I>
 __device__ __forceinline__ void general_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, I n,
-                                             const I (&dims)[6], const I (&as)[6], const I (&bs)[6]) {
+                                             const I (&dims)[6], const unsigned int (&magic)[6],
+                                             const unsigned int (&shift)[6], const I (&as)[6], const I (&bs)[6]) {
   const GC_OP op;
   const I stride = (I)(gridDim.x * blockDim.x);
   for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += stride) {
     I rem = i, offA = 0, offB = 0;
 #pragma unroll
     for (int d = 5; d > 0; --d) {
-      const I q = rem / dims[d];
+      const I q = divide_by_dim(rem, dims, magic, shift, d);
       const I coord = rem - q * dims[d];
       offA += coord * as[d];
       offB += coord * bs[d];
@@ -194,17 +207,26 @@ __device__ __forceinline__ void general_body(const T* __restrict__ a, const T* _
   }
 }
 
+// The 32-bit kernels' parameters after the count: dims, their magic numbers and shifts, then
+// the strides of a and of b.
+#define GC_GENERAL32_PARAMS                                                                            \
+  unsigned int d0, unsigned int d1, unsigned int d2, unsigned int d3, unsigned int d4, unsigned int d5, \
+      unsigned int m0, unsigned int m1, unsigned int m2, unsigned int m3, unsigned int m4, unsigned int m5, \
+      unsigned int s0, unsigned int s1, unsigned int s2, unsigned int s3, unsigned int s4, unsigned int s5, \
+      unsigned int a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, \
+      unsigned int b0, unsigned int b1, unsigned int b2, unsigned int b3, unsigned int b4, unsigned int b5
+#define GC_GENERAL32_ARRAYS                                      \
+  const unsigned int dims[6] = {d0, d1, d2, d3, d4, d5};        \
+  const unsigned int magic[6] = {m0, m1, m2, m3, m4, m5};       \
+  const unsigned int shift[6] = {s0, s1, s2, s3, s4, s5};       \
+  const unsigned int as[6] = {a0, a1, a2, a3, a4, a5};          \
+  const unsigned int bs[6] = {b0, b1, b2, b3, b4, b5};
+
 #if GC_WANT_KERNEL(binary_general32)
 extern "C" __global__ void binary_general32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                                            unsigned int n, unsigned int d0, unsigned int d1, unsigned int d2,
-                                            unsigned int d3, unsigned int d4, unsigned int d5, unsigned int a0,
-                                            unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4,
-                                            unsigned int a5, unsigned int b0, unsigned int b1, unsigned int b2,
-                                            unsigned int b3, unsigned int b4, unsigned int b5) {
-  const unsigned int dims[6] = {d0, d1, d2, d3, d4, d5};
-  const unsigned int as[6] = {a0, a1, a2, a3, a4, a5};
-  const unsigned int bs[6] = {b0, b1, b2, b3, b4, b5};
-  general_body<unsigned int>(a, b, out, n, dims, as, bs);
+                                            unsigned int n, GC_GENERAL32_PARAMS) {
+  GC_GENERAL32_ARRAYS
+  general_body<unsigned int>(a, b, out, n, dims, magic, shift, as, bs);
 }
 #endif
 
@@ -216,7 +238,8 @@ extern "C" __global__ void binary_general64(const T* __restrict__ a, const T* __
   const idx_t dims[6] = {d0, d1, d2, d3, d4, d5};
   const idx_t as[6] = {a0, a1, a2, a3, a4, a5};
   const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
-  general_body<idx_t>(a, b, out, n, dims, as, bs);
+  const unsigned int unused[6] = {};
+  general_body<idx_t>(a, b, out, n, dims, unused, unused, as, bs);
 }
 #endif
 
@@ -226,7 +249,8 @@ extern "C" __global__ void binary_general64(const T* __restrict__ a, const T* __
 // per row, not per element, and every row is read and written with coalesced accesses.
 template <typename I>
 __device__ __forceinline__ void general_rows_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                                                  I rows, const I (&dims)[6], const I (&as)[6], const I (&bs)[6]) {
+                                                  I rows, const I (&dims)[6], const unsigned int (&magic)[6],
+                                                  const unsigned int (&shift)[6], const I (&as)[6], const I (&bs)[6]) {
   const GC_OP op;
   const I cols = dims[5], sa = as[5], sb = bs[5];
   const I step = (I)blockDim.x, chunk = 4 * step;
@@ -234,7 +258,7 @@ __device__ __forceinline__ void general_rows_body(const T* __restrict__ a, const
     I rem = r, offA = 0, offB = 0;
 #pragma unroll
     for (int d = 4; d > 0; --d) {
-      const I q = rem / dims[d];
+      const I q = divide_by_dim(rem, dims, magic, shift, d);
       const I coord = rem - q * dims[d];
       offA += coord * as[d];
       offB += coord * bs[d];
@@ -266,15 +290,9 @@ __device__ __forceinline__ void general_rows_body(const T* __restrict__ a, const
 
 #if GC_WANT_KERNEL(binary_general_rows32)
 extern "C" __global__ void binary_general_rows32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                                                 unsigned int rows, unsigned int d0, unsigned int d1, unsigned int d2,
-                                                 unsigned int d3, unsigned int d4, unsigned int d5, unsigned int a0,
-                                                 unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4,
-                                                 unsigned int a5, unsigned int b0, unsigned int b1, unsigned int b2,
-                                                 unsigned int b3, unsigned int b4, unsigned int b5) {
-  const unsigned int dims[6] = {d0, d1, d2, d3, d4, d5};
-  const unsigned int as[6] = {a0, a1, a2, a3, a4, a5};
-  const unsigned int bs[6] = {b0, b1, b2, b3, b4, b5};
-  general_rows_body<unsigned int>(a, b, out, rows, dims, as, bs);
+                                                 unsigned int rows, GC_GENERAL32_PARAMS) {
+  GC_GENERAL32_ARRAYS
+  general_rows_body<unsigned int>(a, b, out, rows, dims, magic, shift, as, bs);
 }
 #endif
 
@@ -286,6 +304,7 @@ extern "C" __global__ void binary_general_rows64(const T* __restrict__ a, const 
   const idx_t dims[6] = {d0, d1, d2, d3, d4, d5};
   const idx_t as[6] = {a0, a1, a2, a3, a4, a5};
   const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
-  general_rows_body<idx_t>(a, b, out, rows, dims, as, bs);
+  const unsigned int unused[6] = {};
+  general_rows_body<idx_t>(a, b, out, rows, dims, unused, unused, as, bs);
 }
 #endif

@@ -66,19 +66,40 @@ export function planBinary(plan: BroadcastPlan, a: TensorView, b: TensorView, ou
   }
 }
 
-/** Dims and strides padded to six with leading 1s (dims) and 0s (strides): d0..d5, a0..a5, b0..b5. */
+/**
+ * Dims and strides padded to six with leading 1s (dims) and 0s (strides). Below 2^31 elements
+ * the 32-bit kernels take d0..d5, each dim's {@link fastDivisor} magic numbers m0..m5 and shifts
+ * s0..s5, then a0..a5, b0..b5; the 64-bit kernels d0..d5, a0..a5, b0..b5.
+ */
 function planGeneral(plan: BroadcastPlan, n: number): BinaryLaunch {
   const pad = GENERAL_RANK - plan.outShape.length;
   const dims = [...new Array<number>(pad).fill(1), ...plan.outShape];
   const as = [...new Array<number>(pad).fill(0), ...plan.aStrides];
   const bs = [...new Array<number>(pad).fill(0), ...plan.bStrides];
   // Inputs are no larger than the output, so every offset is below n.
-  const narrow = n < 2 ** 32;
+  const narrow = n < 2 ** 31;
+  const divisors = narrow ? dims.map(fastDivisor) : [];
+  const args = narrow ? [...dims, ...divisors.map((d) => d.magic), ...divisors.map((d) => d.shift), ...as, ...bs] : [...dims, ...as, ...bs];
   const cols = dims[GENERAL_RANK - 1]!;
   if (cols >= GENERAL_ROW_MIN) {
-    return { kind: 'generalRows', kernel: narrow ? 'binary_general_rows32' : 'binary_general_rows64', rows: n / cols, cols, args: [...dims, ...as, ...bs] };
+    return { kind: 'generalRows', kernel: narrow ? 'binary_general_rows32' : 'binary_general_rows64', rows: n / cols, cols, args };
   }
-  return { kind: 'general', kernel: narrow ? 'binary_general32' : 'binary_general64', n, args: [...dims, ...as, ...bs] };
+  return { kind: 'general', kernel: narrow ? 'binary_general32' : 'binary_general64', n, args };
+}
+
+/**
+ * Magic number and shift that divide by `d` (1 ≤ d < 2^31) as `(umulhi(x, magic) + x) >> shift`,
+ * exact for every x below 2^31 (Granlund and Montgomery): shift = ⌈log2 d⌉ and
+ * magic = ⌊2^32 (2^shift − d) / d⌋ + 1, the quotient taken in two 16-bit steps so that
+ * every intermediate stays exact in a double.
+ */
+export function fastDivisor(d: number): { magic: number; shift: number } {
+  let shift = 0;
+  while (2 ** shift < d) shift++;
+  const high = (2 ** shift - d) * 2 ** 16;
+  const q1 = Math.floor(high / d);
+  const q2 = Math.floor(((high - q1 * d) * 2 ** 16) / d);
+  return { magic: (q1 * 2 ** 16 + q2 + 1) >>> 0, shift };
 }
 
 // ---------------------------------------------------------------- rows (softmax, layerNorm)
@@ -306,21 +327,35 @@ function nextPowerOfTwo(n: number): number {
 
 // ---------------------------------------------------------------- transpose
 
-/** Matrices with this few rows or columns skip the tiles: a 32×32 tile would be mostly empty. */
+/** Matrices with this few rows or columns skip the tiles (a 32×32 tile would be mostly empty): `GC_NARROW` of kernels/transpose.cu. */
 export const NARROW_TRANSPOSE = 8;
 
+/** A transpose launch: the tiled kernel, or one of the narrow kernels (1-D grid-stride). */
+export type TransposeLaunch =
+  | { kind: 'tiled'; kernel: 'transpose_tiled'; grid: [number, number, number]; block: [number, number] }
+  | { kind: 'narrow'; kernel: string; grid: number; block: number };
+
 /**
- * The transpose launch: 32×32 tiles (grid y and z capped at 65535 and strided by the kernel), or
- * for narrow matrices one thread per output element, `grid` blocks of 256 striding over the rest.
+ * The transpose launch of [batch, rows, cols]: 32×32 tiles (grid y and z capped at 65535 and
+ * strided by the kernel), or for a matrix of at most 8 columns (else rows) a thread per W rows
+ * (columns): 16-byte accesses (`_vec`) where the tensors are `aligned` and the long dim is a
+ * multiple of the vector `width`, else W = 1. The narrow kernels count groups in 32 bits, so
+ * more than 2^31 of them take the tiles.
  */
-export function planTranspose(
-  batch: number,
-  rows: number,
-  cols: number,
-): { kind: 'tiled'; grid: [number, number, number]; block: [number, number] } | { kind: 'narrow'; grid: number; block: number } {
-  if (Math.min(rows, cols) <= NARROW_TRANSPOSE) return { kind: 'narrow', grid: Math.min(Math.ceil((batch * rows * cols) / 256), 2 ** 20), block: 256 };
+export function planTranspose(batch: number, rows: number, cols: number, width: number, aligned: boolean): TransposeLaunch {
+  const narrowCols = cols <= NARROW_TRANSPOSE;
+  if (narrowCols || rows <= NARROW_TRANSPOSE) {
+    const long = narrowCols ? rows : cols;
+    const vec = aligned && long % width === 0;
+    const groups = batch * (vec ? long / width : long);
+    if (groups <= 2 ** 31) {
+      const kernel = `transpose_narrow_${narrowCols ? 'cols' : 'rows'}_${vec ? 'vec' : 'scalar'}`;
+      return { kind: 'narrow', kernel, grid: Math.max(1, Math.min(Math.ceil(groups / 256), 2 ** 20)), block: 256 };
+    }
+  }
   return {
     kind: 'tiled',
+    kernel: 'transpose_tiled',
     grid: [Math.ceil(cols / 32), Math.min(Math.ceil(rows / 32), 65535), Math.min(batch, 65535)],
     block: [32, 8],
   };

@@ -123,6 +123,9 @@ const BROADCASTS: [number[], number[], string][] = [
   [[2, 3, 4, 5], [3, 1, 5], 'general'],
   [[7, 1], [1, 9], 'general'],
   [[2, 1, 3, 1, 5, 1], [1, 4, 1, 2, 1, 3], 'general'],
+  // Outer products with large and prime extents: the 32-bit kernels divide by magic numbers.
+  [[16, 25, 61, 1], [16, 25, 1, 13], 'general'],
+  [[1, 20011, 1], [3, 1, 5], 'general'],
   // Last dims of 256 and more run per row: a size-1 middle axis, both sides, rows past one block's 1024 columns.
   [[40, 1, 300], [1, 5, 300], 'general'],
   [[3, 1, 2049], [3, 7, 1], 'general'],

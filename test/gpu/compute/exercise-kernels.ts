@@ -106,7 +106,7 @@ function exerciseElementwise(dtype: DType, isFloat: boolean): void {
     launches += 2;
   }
   // Every broadcast kind, vector and scalar.
-  const shapes: [number[], number[]][] = [[[1031], [1031]], [[1024], [1024]], [[1031], []], [[], [1024]], [[37, 16], [16]], [[37, 13], [13]], [[24], [9, 24]], [[3, 1, 7], [1, 5, 1]], [[3, 1, 1031], [1, 5, 1031]]];
+  const shapes: [number[], number[]][] = [[[1031], [1031]], [[1024], [1024]], [[1031], []], [[], [1024]], [[37, 16], [16]], [[37, 13], [13]], [[24], [9, 24]], [[3, 1, 7], [1, 5, 1]], [[16, 5, 61, 1], [16, 5, 1, 13]], [[3, 1, 1031], [1, 5, 1031]]];
   for (const op of BINARY.filter((o) => isFloat || o !== 'div')) {
     for (const [aShape, bShape] of shapes) {
       const plan = planBroadcast(op, aShape, bShape);
@@ -130,7 +130,8 @@ function exerciseShared(dtype: DType, isFloat: boolean): void {
       launches++;
     }
   }
-  for (const shape of [[1, 1], [33, 65], [2, 31, 33], [1001, 3], [2, 5, 301]]) {
+  // Tiled; narrow columns and narrow rows, each with 16-byte accesses and without.
+  for (const shape of [[1, 1], [33, 65], [2, 31, 33], [1001, 3], [2, 64, 7], [2, 5, 301], [3, 40]]) {
     const [rows, cols] = shape.slice(-2) as [number, number];
     backend.transpose(input(shape, dtype), guarded(shape, dtype), shape.length === 3 ? shape[0]! : 1, rows, cols);
     launches++;

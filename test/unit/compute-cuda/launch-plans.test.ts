@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BroadcastPlan } from '../../../src/compute/core/broadcast.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import { makeView, type TensorView } from '../../../src/compute/core/view.js';
+import { prng } from '../compute/helpers.js';
 import { kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
 import { rowKernelNames, softmaxSpec } from '../../../src/compute/gpu/kernel-specs.js';
 import {
@@ -12,6 +13,7 @@ import {
   MAX_CACHED_COLS,
   MAX_CLUSTER,
   planClusterSoftmax,
+  fastDivisor,
   planBinary,
   planReduce,
   planRowKernel,
@@ -100,17 +102,39 @@ describe('planBinary', () => {
     expect(planBinary(plan('rowA', [6, 12], [0, 1], [12, 1]), view('f16', [12]), odd, odd).kernel).toBe('binary_row_a_scalar');
   });
 
-  it('general plans are padded to six dims and use 32-bit indexing below 2^32 elements', () => {
+  it('general plans are padded to six dims and use 32-bit indexing, with magic divisors, below 2^31 elements', () => {
     const out = view('f32', [3, 5, 7]);
     const launch = planBinary(plan('general', [3, 5, 7], [0, 7, 1], [5, 1, 0]), view('f32', [5, 7]), view('f32', [3, 5, 1]), out);
+    const magic = [3, 5, 7].map((d) => fastDivisor(d).magic);
     expect(launch).toEqual({
       kind: 'general',
       kernel: 'binary_general32',
       n: 105,
-      args: [1, 1, 1, 3, 5, 7, 0, 0, 0, 0, 7, 1, 0, 0, 0, 5, 1, 0],
+      args: [1, 1, 1, 3, 5, 7, 1, 1, 1, ...magic, 0, 0, 0, 2, 3, 3, 0, 0, 0, 0, 7, 1, 0, 0, 0, 5, 1, 0],
     });
-    const huge = { ...out, size: 2 ** 32 };
-    expect(planBinary(plan('general', [2 ** 26, 64], [0, 1], [1, 0]), out, out, huge).kernel).toBe('binary_general64');
+    expect(planBinary(plan('general', [2 ** 25, 64], [0, 1], [1, 0]), out, out, { ...out, size: 2 ** 31 })).toEqual({
+      kind: 'general',
+      kernel: 'binary_general64',
+      n: 2 ** 31,
+      args: [1, 1, 1, 1, 2 ** 25, 64, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0],
+    });
+  });
+
+  it('fastDivisor divides exactly below 2^31', () => {
+    // x = (umulhi(x, magic) + x) >> shift, in 32-bit unsigned arithmetic as the kernels do it.
+    const divide = (x: number, { magic, shift }: { magic: number; shift: number }) =>
+      Number((((BigInt(x) * BigInt(magic)) >> 32n) + BigInt(x)) >> BigInt(shift));
+    const random = prng(7);
+    const divisors = [1, 2, 3, 5, 7, 13, 61, 251, 641, 2 ** 16 + 1, 2 ** 30 - 1, 2 ** 30, 2 ** 30 + 3, 2 ** 31 - 1];
+    for (let i = 0; i < 200; i++) divisors.push(1 + Math.floor(random() * (2 ** (1 + Math.floor(random() * 31)) - 1)));
+    for (const d of divisors) {
+      const fast = fastDivisor(d);
+      expect(fast.magic).toBeGreaterThanOrEqual(0);
+      expect(fast.magic).toBeLessThan(2 ** 32);
+      const xs = [0, 1, d - 1, d, d + 1, 2 * d - 1, 2 ** 31 - 1, 2 ** 31 - 2, 2 ** 31 - 1 - (2 ** 31 - 1) % d, 2 ** 31 - 2 - (2 ** 31 - 1) % d];
+      for (let i = 0; i < 300; i++) xs.push(Math.floor(random() * 2 ** 31));
+      for (const x of xs) if (x >= 0 && x < 2 ** 31) expect(divide(x, fast), `${x} / ${d}`).toBe(Math.floor(x / d));
+    }
   });
 
   it('general plans with a last dim of 256 or more index per row', () => {
@@ -121,10 +145,10 @@ describe('planBinary', () => {
       kernel: 'binary_general_rows32',
       rows: 20_000,
       cols: 3000,
-      args: [1, 1, 1, 4000, 5, 3000, 0, 0, 0, 3000, 0, 1, 0, 0, 0, 0, 3000, 1],
+      args: [1, 1, 1, 4000, 5, 3000, ...[1, 1, 1, 4000, 5, 3000].map((d) => fastDivisor(d).magic), 0, 0, 0, 12, 3, 12, 0, 0, 0, 3000, 0, 1, 0, 0, 0, 0, 3000, 1],
     });
-    const huge = { ...out, size: 2 ** 32 };
-    expect(planBinary(plan('general', [2 ** 16, 2 ** 16], [0, 1], [1, 0]), out, out, huge)).toMatchObject({ kernel: 'binary_general_rows64', rows: 2 ** 16 });
+    const huge = { ...out, size: 2 ** 31 };
+    expect(planBinary(plan('general', [2 ** 15, 2 ** 16], [0, 1], [1, 0]), out, out, huge)).toMatchObject({ kernel: 'binary_general_rows64', rows: 2 ** 15 });
     expect(planBinary(plan('general', [9, 255], [0, 1], [1, 0]), out, out, view('f32', [9, 255])).kind).toBe('general');
   });
 });
@@ -335,13 +359,26 @@ describe('planReduce', () => {
 
 describe('planTranspose', () => {
   it('tiles 32×32 and caps y and z at 65535 (the kernel strides beyond)', () => {
-    expect(planTranspose(2, 33, 65)).toEqual({ kind: 'tiled', grid: [3, 2, 2], block: [32, 8] });
-    expect(planTranspose(70_000, 32 * 70_000, 9)).toEqual({ kind: 'tiled', grid: [1, 65535, 65535], block: [32, 8] });
+    expect(planTranspose(2, 33, 65, 4, true)).toEqual({ kind: 'tiled', kernel: 'transpose_tiled', grid: [3, 2, 2], block: [32, 8] });
+    expect(planTranspose(70_000, 32 * 70_000, 9, 4, true)).toEqual({ kind: 'tiled', kernel: 'transpose_tiled', grid: [1, 65535, 65535], block: [32, 8] });
   });
 
-  it('gives matrices of at most 8 rows or columns a thread per element', () => {
-    expect(planTranspose(1, 524_288, 2)).toEqual({ kind: 'narrow', grid: 4096, block: 256 });
-    expect(planTranspose(3, 8, 1000)).toEqual({ kind: 'narrow', grid: 94, block: 256 });
-    expect(planTranspose(70_000, 32 * 70_000, 1)).toEqual({ kind: 'narrow', grid: 2 ** 20, block: 256 });
+  it('gives matrices of at most 8 columns (else rows) a thread per W rows (columns), 16-byte accesses where the long dim allows', () => {
+    // [524288, 2] f32: groups of 4 rows.
+    expect(planTranspose(1, 524_288, 2, 4, true)).toEqual({ kind: 'narrow', kernel: 'transpose_narrow_cols_vec', grid: 512, block: 256 });
+    // A long dim that is not a multiple of the width, or unaligned tensors: one row per thread.
+    expect(planTranspose(1, 524_287, 2, 4, true)).toEqual({ kind: 'narrow', kernel: 'transpose_narrow_cols_scalar', grid: 2048, block: 256 });
+    expect(planTranspose(1, 524_288, 2, 4, false).kernel).toBe('transpose_narrow_cols_scalar');
+    // Few rows: groups of 8 f16 columns.
+    expect(planTranspose(3, 8, 1000, 8, true)).toEqual({ kind: 'narrow', kernel: 'transpose_narrow_rows_vec', grid: 2, block: 256 });
+    expect(planTranspose(3, 9, 1000, 8, true).kind).toBe('tiled');
+    // Both short: the columns decide.
+    expect(planTranspose(100_000, 5, 7, 4, true)).toEqual({ kind: 'narrow', kernel: 'transpose_narrow_cols_scalar', grid: 1954, block: 256 });
+  });
+
+  it('counts narrow groups in 32 bits: more than 2^31 take the tiles', () => {
+    expect(planTranspose(1, 2 ** 31, 2, 4, false).kernel).toBe('transpose_narrow_cols_scalar');
+    expect(planTranspose(2, 2 ** 31, 2, 4, false).kernel).toBe('transpose_tiled');
+    expect(planTranspose(1, 2 ** 31, 2, 4, true)).toMatchObject({ kernel: 'transpose_narrow_cols_vec', grid: 2 ** 20 });
   });
 });

@@ -145,6 +145,52 @@ __device__ __forceinline__ void row_body(const T* __restrict__ a, const T* __res
   }
 }
 
+// Rows of any length over 16-byte aligned full-size operands: the full side and the output move
+// in 16-byte packs and the row is read element by element, its column wrapping within a pack.
+template <bool B_ROW>
+__device__ __forceinline__ void row_wrap_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                              idx_t n, unsigned int cols) {
+  constexpr int W = VecWidth<T>::value;
+  const GC_OP op;
+  const T* __restrict__ full = B_ROW ? a : b;
+  const T* __restrict__ row = B_ROW ? b : a;
+  const idx_t npacks = n / W;
+  const idx_t stride = grid_threads();
+  const unsigned int step = (unsigned int)((stride * W) % cols);
+  idx_t i = global_thread();
+  unsigned int c = (unsigned int)((i * W) % cols);
+  for (; i < npacks; i += stride) {
+    T f[W], o[W];
+    load_pack<T, W>(full + i * W, f);
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      unsigned int cc = c + k;
+      if (cc >= cols) cc %= cols;
+      o[k] = narrow<T>(B_ROW ? op(widen(f[k]), widen(row[cc])) : op(widen(row[cc]), widen(f[k])));
+    }
+    store_pack<T, W>(out + i * W, o);
+    c += step;
+    if (c >= cols) c -= cols;
+  }
+  pack_tail<W>(n, [&](idx_t e) {
+    const unsigned int cc = (unsigned int)(e % cols);
+    out[e] = narrow<T>(B_ROW ? op(widen(full[e]), widen(row[cc])) : op(widen(row[cc]), widen(full[e])));
+  });
+}
+
+#if GC_WANT_KERNEL(binary_row_b_wrap)
+extern "C" __global__ void binary_row_b_wrap(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                             idx_t n, unsigned int cols) {
+  row_wrap_body<true>(a, b, out, n, cols);
+}
+#endif
+#if GC_WANT_KERNEL(binary_row_a_wrap)
+extern "C" __global__ void binary_row_a_wrap(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                             idx_t n, unsigned int cols) {
+  row_wrap_body<false>(a, b, out, n, cols);
+}
+#endif
+
 // cols % (16 / sizeof(T)) == 0 and every pointer 16-byte aligned.
 #if GC_WANT_KERNEL(binary_row_b_vec)
 extern "C" __global__ void binary_row_b_vec(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, idx_t n,
@@ -185,25 +231,79 @@ __device__ __forceinline__ I divide_by_dim(I n, const I (&dims)[6], const unsign
   }
 }
 
+// Offsets in a and b of output element i, and i's coordinate along the last dim.
 template <typename I>
-__device__ __forceinline__ void general_body(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, I n,
-                                             const I (&dims)[6], const unsigned int (&magic)[6],
-                                             const unsigned int (&shift)[6], const I (&as)[6], const I (&bs)[6]) {
-  const GC_OP op;
-  const I stride = (I)(gridDim.x * blockDim.x);
-  for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += stride) {
-    I rem = i, offA = 0, offB = 0;
+__device__ __forceinline__ void general_offsets(I i, const I (&dims)[6], const unsigned int (&magic)[6],
+                                                const unsigned int (&shift)[6], const I (&as)[6], const I (&bs)[6],
+                                                I& offA, I& offB, I& last) {
+  I rem = i;
+  offA = 0;
+  offB = 0;
 #pragma unroll
-    for (int d = 5; d > 0; --d) {
-      const I q = divide_by_dim(rem, dims, magic, shift, d);
-      const I coord = rem - q * dims[d];
-      offA += coord * as[d];
-      offB += coord * bs[d];
-      rem = q;
-    }
-    offA += rem * as[0];
-    offB += rem * bs[0];
+  for (int d = 5; d > 0; --d) {
+    const I q = divide_by_dim(rem, dims, magic, shift, d);
+    const I coord = rem - q * dims[d];
+    if (d == 5) last = coord;
+    offA += coord * as[d];
+    offB += coord * bs[d];
+    rem = q;
+  }
+  offA += rem * as[0];
+  offB += rem * bs[0];
+}
+
+// 64-bit: one output per thread and pass, each indexed from scratch.
+__device__ __forceinline__ void general_body64(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                               idx_t n, const idx_t (&dims)[6], const idx_t (&as)[6],
+                                               const idx_t (&bs)[6]) {
+  const GC_OP op;
+  const unsigned int unused[6] = {};
+  const idx_t stride = (idx_t)gridDim.x * blockDim.x;
+  for (idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    idx_t offA, offB, last;
+    general_offsets(i, dims, unused, unused, as, bs, offA, offB, last);
     out[i] = narrow<T>(op(widen(a[offA]), widen(b[offB])));
+  }
+}
+
+// 32-bit: GC_GENERAL_RUN consecutive outputs per thread and pass, indexed once and then stepped
+// along the last dim (indexed again where a step crosses its end), stored as one vector access
+// where the output is aligned for it.
+#define GC_GENERAL_RUN 4
+__device__ __forceinline__ void general_body32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                                               unsigned int n, const unsigned int (&dims)[6],
+                                               const unsigned int (&magic)[6], const unsigned int (&shift)[6],
+                                               const unsigned int (&as)[6], const unsigned int (&bs)[6]) {
+  typedef unsigned int I;
+  const GC_OP op;
+  const bool vector_store = (reinterpret_cast<size_t>(out) % (GC_GENERAL_RUN * sizeof(T))) == 0;
+  const I runs = (n + GC_GENERAL_RUN - 1) / GC_GENERAL_RUN;
+  const I stride = gridDim.x * blockDim.x;
+  for (I r = blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += stride) {
+    const I i0 = r * GC_GENERAL_RUN;
+    I offA, offB, last;
+    general_offsets(i0, dims, magic, shift, as, bs, offA, offB, last);
+    T v[GC_GENERAL_RUN];
+#pragma unroll
+    for (int k = 0; k < GC_GENERAL_RUN; ++k) {
+      if (k > 0) {
+        if (++last == dims[5]) {
+          general_offsets(i0 + k, dims, magic, shift, as, bs, offA, offB, last);
+        } else {
+          offA += as[5];
+          offB += bs[5];
+        }
+      }
+      if (i0 + k < n) v[k] = narrow<T>(op(widen(a[offA]), widen(b[offB])));
+    }
+    if (vector_store && i0 + GC_GENERAL_RUN <= n) {
+      store_pack<T, GC_GENERAL_RUN>(out + i0, v);
+    } else {
+#pragma unroll
+      for (int k = 0; k < GC_GENERAL_RUN; ++k) {
+        if (i0 + k < n) out[i0 + k] = v[k];
+      }
+    }
   }
 }
 
@@ -226,7 +326,7 @@ __device__ __forceinline__ void general_body(const T* __restrict__ a, const T* _
 extern "C" __global__ void binary_general32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                             unsigned int n, GC_GENERAL32_PARAMS) {
   GC_GENERAL32_ARRAYS
-  general_body<unsigned int>(a, b, out, n, dims, magic, shift, as, bs);
+  general_body32(a, b, out, n, dims, magic, shift, as, bs);
 }
 #endif
 
@@ -238,8 +338,7 @@ extern "C" __global__ void binary_general64(const T* __restrict__ a, const T* __
   const idx_t dims[6] = {d0, d1, d2, d3, d4, d5};
   const idx_t as[6] = {a0, a1, a2, a3, a4, a5};
   const idx_t bs[6] = {b0, b1, b2, b3, b4, b5};
-  const unsigned int unused[6] = {};
-  general_body<idx_t>(a, b, out, n, dims, unused, unused, as, bs);
+  general_body64(a, b, out, n, dims, as, bs);
 }
 #endif
 

@@ -64,19 +64,38 @@ export function planBroadcast(op: string, aShape: readonly number[], bShape: rea
     const size = shapeSize(aShape);
     return { shape: aShape, outShape: [size], aStrides: [1], bStrides: [1], kind: 'same' };
   }
-  const key = `${aShape.join(',')}|${bShape.join(',')}`;
-  let plan = plans.get(key);
-  if (plan === undefined) {
-    plan = Object.freeze(planShapes(op, aShape, bShape));
-    if (plans.size >= MAX_CACHED_PLANS) plans.delete(plans.keys().next().value!);
-    plans.set(key, plan);
+  // Looked up by a hash of the two shapes (building a string key cost as much as the rest of a
+  // small op's front-end), then checked dim by dim.
+  const hash = shapePairHash(aShape, bShape);
+  const bucket = plans.get(hash);
+  if (bucket !== undefined) {
+    for (const entry of bucket) if (sameShape(entry.a, aShape) && sameShape(entry.b, bShape)) return entry.plan;
   }
+  const plan: BroadcastPlan = Object.freeze(planShapes(op, aShape, bShape));
+  if (cachedPlans >= MAX_CACHED_PLANS) {
+    const oldest = plans.keys().next().value!;
+    cachedPlans -= plans.get(oldest)!.length;
+    plans.delete(oldest);
+  }
+  const entry = { a: [...aShape], b: [...bShape], plan };
+  if (bucket === undefined || !plans.has(hash)) plans.set(hash, [entry]);
+  else bucket.push(entry);
+  cachedPlans++;
   return plan;
 }
 
-/** Plans of recent shape pairs (apps call the same ops on the same shapes over and over). */
-const plans = new Map<string, BroadcastPlan>();
+/** Plans of recent shape pairs (apps call the same ops on the same shapes over and over), by {@link shapePairHash}. */
+const plans = new Map<number, { a: readonly number[]; b: readonly number[]; plan: BroadcastPlan }[]>();
+let cachedPlans = 0;
 const MAX_CACHED_PLANS = 512;
+
+function shapePairHash(a: readonly number[], b: readonly number[]): number {
+  let hash = a.length;
+  for (let i = 0; i < a.length; i++) hash = (Math.imul(hash, 31) + a[i]!) | 0;
+  hash = Math.imul(hash, 0x9e3779b1) ^ b.length;
+  for (let i = 0; i < b.length; i++) hash = (Math.imul(hash, 31) + b[i]!) | 0;
+  return hash;
+}
 
 function planShapes(op: string, aShape: readonly number[], bShape: readonly number[]): BroadcastPlan {
   const fullShape = broadcastShapes(op, aShape, bShape);

@@ -29,6 +29,9 @@ const BINARY_GENERAL64_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u6
 const FILL_SIGNATURE: readonly ArgType[] = ['ptr', 'u64', 'u32'];
 const CAST_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64'];
 
+/** Consecutive outputs a thread of binary_general32 takes per pass: `GC_GENERAL_RUN` of kernels/binary.cu. */
+const GENERAL_RUN = 4;
+
 /** Packs each thread of a pack loop handles per tile: `GC_UNROLL` of kernels/elementwise.cuh. */
 const PACK_UNROLL = 4;
 
@@ -158,7 +161,7 @@ export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b:
     case 'row': {
       const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, BINARY_ROW_SIGNATURE);
       const shape = k.shape(BLOCK_LIMIT);
-      const access = launch.kernel.endsWith('_vec') ? 'vec' : 'scalar';
+      const access = launch.kernel.endsWith('_scalar') ? 'scalar' : 'vec';
       const grid = gridFor(packs(launch.n, access, width), shape);
       k.launch({ grid, block: shape.block, stream }, pa, pb, po, launch.n, launch.cols);
       return;
@@ -167,7 +170,9 @@ export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b:
       const signature = launch.kernel === 'binary_general32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
       const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, signature);
       const shape = k.shape(BLOCK_LIMIT);
-      k.launch({ grid: gridFor(launch.n, shape), block: shape.block, stream }, pa, pb, po, launch.n, ...launch.args);
+      // The 32-bit kernel takes GENERAL_RUN consecutive outputs per thread.
+      const work = launch.kernel === 'binary_general32' ? Math.ceil(launch.n / GENERAL_RUN) : launch.n;
+      k.launch({ grid: gridFor(work, shape), block: shape.block, stream }, pa, pb, po, launch.n, ...launch.args);
       return;
     }
     case 'generalRows': {

@@ -170,6 +170,8 @@ export function portableKernelNames(spec: ModuleSpec): string[] {
         ...both('binary_imm_b'),
         ...both('binary_row_a'),
         ...both('binary_row_b'),
+        'binary_row_a_wrap',
+        'binary_row_b_wrap',
         'binary_general32',
         'binary_general64',
         'binary_general_rows32',

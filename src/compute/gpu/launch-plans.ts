@@ -56,7 +56,9 @@ export function planBinary(plan: BroadcastPlan, a: TensorView, b: TensorView, ou
       const cols = plan.outShape[plan.outShape.length - 1]!;
       if (cols < 2 ** 32) {
         const side = plan.kind === 'rowB' ? 'b' : 'a';
-        const access = cols % vectorWidth(out.dtype) === 0 ? accessKind(a, b, out) : 'scalar';
+        const full = plan.kind === 'rowB' ? a : b;
+        // Rows of whole vectors read the row in vectors too; others wrap the row per element.
+        const access = cols % vectorWidth(out.dtype) === 0 ? accessKind(a, b, out) : accessKind(full, out) === 'vec' ? 'wrap' : 'scalar';
         return { kind: 'row', kernel: `binary_row_${side}_${access}`, n, cols };
       }
       return planGeneral(plan, n);
@@ -72,6 +74,18 @@ export function planBinary(plan: BroadcastPlan, a: TensorView, b: TensorView, ou
  * s0..s5, then a0..a5, b0..b5; the 64-bit kernels d0..d5, a0..a5, b0..b5.
  */
 function planGeneral(plan: BroadcastPlan, n: number): BinaryLaunch {
+  // Plans are cached per shape pair (core/broadcast.ts), so their launches are too.
+  let launch = generalLaunches.get(plan);
+  if (launch === undefined) {
+    launch = generalLaunch(plan, n);
+    generalLaunches.set(plan, launch);
+  }
+  return launch;
+}
+
+const generalLaunches = new WeakMap<BroadcastPlan, BinaryLaunch>();
+
+function generalLaunch(plan: BroadcastPlan, n: number): BinaryLaunch {
   const pad = GENERAL_RANK - plan.outShape.length;
   const dims = [...new Array<number>(pad).fill(1), ...plan.outShape];
   const as = [...new Array<number>(pad).fill(0), ...plan.aStrides];

@@ -119,6 +119,9 @@ const BROADCASTS: [number[], number[], string][] = [
   [[37, 13], [13], 'rowB'],
   [[24], [9, 24], 'rowA'],
   [[11], [5, 11], 'rowA'],
+  // Rows that are not whole vectors wrap per element: shorter than a vector, and long.
+  [[50, 3], [3], 'rowB'],
+  [[381], [713, 381], 'rowA'],
   [[3, 1, 7], [1, 5, 1], 'general'],
   [[2, 3, 4, 5], [3, 1, 5], 'general'],
   [[7, 1], [1, 9], 'general'],

@@ -106,7 +106,7 @@ function exerciseElementwise(dtype: DType, isFloat: boolean): void {
     launches += 2;
   }
   // Every broadcast kind, vector and scalar.
-  const shapes: [number[], number[]][] = [[[1031], [1031]], [[1024], [1024]], [[1031], []], [[], [1024]], [[37, 16], [16]], [[37, 13], [13]], [[24], [9, 24]], [[3, 1, 7], [1, 5, 1]], [[16, 5, 61, 1], [16, 5, 1, 13]], [[3, 1, 1031], [1, 5, 1031]]];
+  const shapes: [number[], number[]][] = [[[1031], [1031]], [[1024], [1024]], [[1031], []], [[], [1024]], [[37, 16], [16]], [[37, 13], [13]], [[50, 3], [3]], [[24], [9, 24]], [[3, 1, 7], [1, 5, 1]], [[16, 5, 61, 1], [16, 5, 1, 13]], [[3, 1, 1031], [1, 5, 1031]]];
   for (const op of BINARY.filter((o) => isFloat || o !== 'div')) {
     for (const [aShape, bShape] of shapes) {
       const plan = planBroadcast(op, aShape, bShape);

@@ -94,12 +94,14 @@ describe('planBinary', () => {
     expect(planBinary(plan('scalarA', [1000], [0], [1]), view('f32', [], 3), a, a).kernel).toBe('binary_scalar_a_vec');
   });
 
-  it('row kernels vectorise only when cols is a multiple of the vector width', () => {
+  it('row kernels read the row in vectors when cols is a multiple of the vector width, else wrap it per element', () => {
     const out = view('f16', [6, 16]);
     const rowPlan = plan('rowB', [6, 16], [16, 1], [0, 1]);
     expect(planBinary(rowPlan, out, view('f16', [16]), out)).toEqual({ kind: 'row', kernel: 'binary_row_b_vec', n: 96, cols: 16 });
     const odd = view('f16', [6, 12]);
-    expect(planBinary(plan('rowA', [6, 12], [0, 1], [12, 1]), view('f16', [12]), odd, odd).kernel).toBe('binary_row_a_scalar');
+    // The row's own alignment does not matter to the wrapping kernel; the full side's and the output's do.
+    expect(planBinary(plan('rowA', [6, 12], [0, 1], [12, 1]), view('f16', [12], 1), odd, odd).kernel).toBe('binary_row_a_wrap');
+    expect(planBinary(plan('rowB', [6, 12], [12, 1], [0, 1]), odd, view('f16', [12]), view('f16', [6, 12], 3)).kernel).toBe('binary_row_b_scalar');
   });
 
   it('general plans are padded to six dims and use 32-bit indexing, with magic divisors, below 2^31 elements', () => {

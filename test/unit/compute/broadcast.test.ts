@@ -45,3 +45,29 @@ describe('planBroadcast', () => {
     expect(planBroadcast('op', [1, 1, 1], [1])).toEqual({ shape: [1, 1, 1], outShape: [1], aStrides: [0], bStrides: [0], kind: 'same' });
   });
 });
+
+describe('planBroadcast cache', () => {
+  it('returns the same frozen plan for the same shapes, whatever arrays hold them', () => {
+    const plan = planBroadcast('op', [6, 1, 4], [5, 1]);
+    expect(Object.isFrozen(plan)).toBe(true);
+    expect(planBroadcast('op', [6, 1, 4], [5, 1])).toBe(plan);
+  });
+
+  it('tells apart shape pairs whose hashes collide', () => {
+    // [1, 32] and [2, 1] hash alike (31·(31 + 1) + 32 = 31·(31 + 2) + 1).
+    const first = planBroadcast('op', [1, 32], [2, 32]);
+    const second = planBroadcast('op', [2, 1], [2, 32]);
+    expect(first.aStrides).not.toEqual(second.aStrides);
+    expect(planBroadcast('op', [1, 32], [2, 32])).toBe(first);
+    expect(planBroadcast('op', [2, 1], [2, 32])).toBe(second);
+    expect(second.shape).toEqual([2, 32]);
+  });
+
+  it('plans correctly again once a pair was evicted', () => {
+    const plan = planBroadcast('op', [9, 1, 7], [8, 1]);
+    for (let i = 1; i <= 600; i++) planBroadcast('op', [i, 1], [1, 3]);
+    const again = planBroadcast('op', [9, 1, 7], [8, 1]);
+    expect(again).not.toBe(plan);
+    expect(again).toEqual(plan);
+  });
+});

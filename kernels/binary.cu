@@ -231,11 +231,11 @@ __device__ __forceinline__ I divide_by_dim(I n, const I (&dims)[6], const unsign
   }
 }
 
-// Offsets in a and b of output element i, and i's coordinate along the last dim.
+// Offsets in a and b of output element i, and i's coordinates along the last two dims.
 template <typename I>
 __device__ __forceinline__ void general_offsets(I i, const I (&dims)[6], const unsigned int (&magic)[6],
                                                 const unsigned int (&shift)[6], const I (&as)[6], const I (&bs)[6],
-                                                I& offA, I& offB, I& last) {
+                                                I& offA, I& offB, I& last, I& second) {
   I rem = i;
   offA = 0;
   offB = 0;
@@ -244,6 +244,7 @@ __device__ __forceinline__ void general_offsets(I i, const I (&dims)[6], const u
     const I q = divide_by_dim(rem, dims, magic, shift, d);
     const I coord = rem - q * dims[d];
     if (d == 5) last = coord;
+    if (d == 4) second = coord;
     offA += coord * as[d];
     offB += coord * bs[d];
     rem = q;
@@ -260,15 +261,15 @@ __device__ __forceinline__ void general_body64(const T* __restrict__ a, const T*
   const unsigned int unused[6] = {};
   const idx_t stride = (idx_t)gridDim.x * blockDim.x;
   for (idx_t i = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    idx_t offA, offB, last;
-    general_offsets(i, dims, unused, unused, as, bs, offA, offB, last);
+    idx_t offA, offB, last, second;
+    general_offsets(i, dims, unused, unused, as, bs, offA, offB, last, second);
     out[i] = narrow<T>(op(widen(a[offA]), widen(b[offB])));
   }
 }
 
 // 32-bit: GC_GENERAL_RUN consecutive outputs per thread and pass, indexed once and then stepped
-// along the last dim (indexed again where a step crosses its end), stored as one vector access
-// where the output is aligned for it.
+// along the last dim, carrying into the one before (indexed again only where that one ends too),
+// stored as one vector access where the output is aligned for it.
 #define GC_GENERAL_RUN 4
 __device__ __forceinline__ void general_body32(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                                                unsigned int n, const unsigned int (&dims)[6],
@@ -277,21 +278,25 @@ __device__ __forceinline__ void general_body32(const T* __restrict__ a, const T*
   typedef unsigned int I;
   const GC_OP op;
   const bool vector_store = (reinterpret_cast<size_t>(out) % (GC_GENERAL_RUN * sizeof(T))) == 0;
+  // Moving from the end of a last-dim row to the start of the next.
+  const I carryA = as[4] - dims[5] * as[5], carryB = bs[4] - dims[5] * bs[5];
   const I runs = (n + GC_GENERAL_RUN - 1) / GC_GENERAL_RUN;
   const I stride = gridDim.x * blockDim.x;
   for (I r = blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += stride) {
     const I i0 = r * GC_GENERAL_RUN;
-    I offA, offB, last;
-    general_offsets(i0, dims, magic, shift, as, bs, offA, offB, last);
+    I offA, offB, last, second;
+    general_offsets(i0, dims, magic, shift, as, bs, offA, offB, last, second);
     T v[GC_GENERAL_RUN];
 #pragma unroll
     for (int k = 0; k < GC_GENERAL_RUN; ++k) {
       if (k > 0) {
+        offA += as[5];
+        offB += bs[5];
         if (++last == dims[5]) {
-          general_offsets(i0 + k, dims, magic, shift, as, bs, offA, offB, last);
-        } else {
-          offA += as[5];
-          offB += bs[5];
+          last = 0;
+          offA += carryA;
+          offB += carryB;
+          if (++second == dims[4]) general_offsets(i0 + k, dims, magic, shift, as, bs, offA, offB, last, second);
         }
       }
       if (i0 + k < n) v[k] = narrow<T>(op(widen(a[offA]), widen(b[offB])));

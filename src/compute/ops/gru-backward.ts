@@ -52,6 +52,12 @@ export class GruSaved {
   readonly initial: readonly Tensor[];
   /** @internal Each layer's states h_1 … h_T, [E?, B, T, H], before dropout. */
   readonly sequences: readonly Tensor[];
+  /**
+   * @internal Each layer's input projection x·W_ihᵀ from the forward, in the backward's layout
+   * ([E, B·T, 3H] f32), so the backward need not compute it again; undefined where the forward's
+   * differs (16-bit storage, or several members sharing one input) and the backward recomputes it.
+   */
+  readonly projections: readonly (Tensor | undefined)[];
   /** @internal */ readonly ensemble: number | undefined;
   /** @internal */ readonly hidden: number;
   /** @internal */ readonly dtype: DType;
@@ -75,6 +81,7 @@ export class GruSaved {
     this.x = parts.x;
     this.initial = parts.initial;
     this.sequences = parts.sequences;
+    this.projections = parts.projections;
     this.ensemble = parts.ensemble;
     this.hidden = parts.hidden;
     this.dtype = parts.dtype;
@@ -121,13 +128,14 @@ export class GruSaved {
     const layers = this.layers.map((l) => ({ wIh: next(), wHh: next(), bIh: l.bIh ? next() : undefined, bHh: l.bHh ? next() : undefined, input: l.input }));
     const initial = this.initial.map(next);
     const sequences = this.sequences.map(next);
-    return new GruSaved({ ...this, session: this.session, layers, x, initial, sequences });
+    const projections = this.projections.map((p) => (p ? next() : undefined));
+    return new GruSaved({ ...this, session: this.session, layers, x, initial, sequences, projections });
   }
 }
 
-function ownedBy(saved: Pick<GruSaved, 'layers' | 'x' | 'initial' | 'sequences'>): Tensor[] {
+function ownedBy(saved: Pick<GruSaved, 'layers' | 'x' | 'initial' | 'sequences' | 'projections'>): Tensor[] {
   const weights = saved.layers.flatMap((l) => [l.wIh, l.wHh, l.bIh, l.bHh].filter((t): t is Tensor => t !== undefined));
-  return [saved.x, ...weights, ...saved.initial, ...saved.sequences];
+  return [saved.x, ...weights, ...saved.initial, ...saved.sequences, ...saved.projections.filter((t): t is Tensor => t !== undefined)];
 }
 
 /** Result of {@link gruTraining}: `gpu.gru`'s, and what the backward needs. */
@@ -182,6 +190,7 @@ export function gruTraining(s: Session, x: Tensor, h0: Tensor | null | undefined
   const E = stack.ensemble;
   const L = stack.layers.length;
   const sequences: Tensor[] = [];
+  const projections: (Tensor | undefined)[] = [];
   const finals: Tensor[] = [];
   const kept: Tensor[] = [];
   let input = x;
@@ -190,8 +199,9 @@ export function gruTraining(s: Session, x: Tensor, h0: Tensor | null | undefined
   try {
     for (let l = 0; l < L; l++) {
       // Every layer keeps its whole sequence, the last one too: the backward reads it.
-      const { seq, hN } = runLayer(s, stack, l, input, init.layers[l]!, B, T, true, { precision, path });
+      const { seq, hN, projection } = runLayer(s, stack, l, input, init.layers[l]!, B, T, true, { precision, path, keepProjection: true });
       sequences.push(seq);
+      projections.push(projection);
       finals.push(hN);
       const last = l === L - 1;
       const emitted = last && !returnSequences ? hN : seq;
@@ -217,6 +227,7 @@ export function gruTraining(s: Session, x: Tensor, h0: Tensor | null | undefined
       x: xView,
       initial: init.layers,
       sequences,
+      projections,
       ensemble: E,
       hidden: stack.hidden,
       dtype: stack.dtype,
@@ -231,7 +242,7 @@ export function gruTraining(s: Session, x: Tensor, h0: Tensor | null | undefined
     });
     return { output, hidden, saved };
   } catch (err) {
-    for (const t of [...sequences, ...init.layers, ...kept]) t.dispose();
+    for (const t of [...sequences, ...projections, ...init.layers, ...kept]) t?.dispose();
     output?.dispose();
     hidden?.dispose();
     throw err;
@@ -311,7 +322,8 @@ export function gruBackward(s: Session, saved: GruSaved, gradients: GruOutputGra
       const wHh = f32(local, layer.wHh, [E, G, H]);
       const seq = f32(local, saved.sequences[l]!, [E, B * T, H]);
       const h0 = f32(local, saved.initial[l]!, [E, B, H]);
-      const gx = local.add(matmul(s, x32, wIh, { transB: true, precision }));
+      const projection = saved.projections[l];
+      const gx = local.add(projection ? projection.reshape([E, B * T, G]) : matmul(s, x32, wIh, { transB: true, precision }));
       const hW = local.add(matmul(s, seq, wHh, { transB: true, precision }));
       const h0W = local.add(matmul(s, h0, wHh, { transB: true, precision }));
       let dhN: Tensor | undefined;

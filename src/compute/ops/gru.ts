@@ -443,15 +443,15 @@ export function runLayer(
   B: number,
   T: number,
   sequence: boolean,
-  { precision, path }: { precision: 'highest' | 'tf32'; path: GruPath },
+  { precision, path, keepProjection = false }: { precision: 'highest' | 'tf32'; path: GruPath; keepProjection?: boolean },
   target?: SequenceTarget,
-): { seq: Tensor; hN: Tensor } {
+): { seq: Tensor; hN: Tensor; projection?: Tensor } {
   const layer = stack.layers[l]!;
   const E = stack.ensemble ?? 1;
   const H = stack.hidden;
   const G = 3 * H;
   const perMember = stack.ensemble !== undefined && input.rank === 4;
-  let gx: Tensor;
+  let gx: Tensor | undefined;
   let gxStrides: [number, number, number];
   if (perMember) {
     const xs = input.reshape([E, B * T, layer.input]);
@@ -528,13 +528,19 @@ export function runLayer(
       seq.dispose();
       seq = hN.reshape(hN.shape);
     }
+    // The input projection as the backward lays it out, [E, B·T, 3H] in f32: per member, or one member.
+    if (keepProjection && gx.dtype === 'f32' && (perMember || E === 1)) {
+      const projection = gx;
+      gx = undefined;
+      return { seq, hN, projection };
+    }
     return { seq, hN };
   } catch (err) {
     seq?.dispose();
     hN?.dispose();
     throw err;
   } finally {
-    gx.dispose();
+    gx?.dispose();
   }
 }
 

@@ -226,6 +226,33 @@ describe('gruTraining and gruBackward', () => {
     expect(gpu.memoryStats().inUseBytes).toBe(before);
   });
 
+  it('keeps each f32 layer\'s input projection for the backward where its layout is the backward\'s', () => {
+    const kept = (c: TrainCase, dtype: 'f32' | 'bf16' = 'f32') => {
+      const t = trainTensors(gpu, c, trainValues(c, freshSeed()), dtype);
+      const { output, hidden, saved } = gruTraining(gpu.session, t.x, t.h0, t.weights);
+      const first = saved.projections[0];
+      if (first) {
+        // The kept projection is x·W_ihᵀ, as the backward would compute it again.
+        const E = c.ensemble ?? 1;
+        const layer0 = Array.isArray(t.weights) ? t.weights[0]! : t.weights;
+        using x = t.x.reshape([E, c.batch * c.steps, c.input]);
+        using wIh = layer0.wIh.reshape([E, 3 * c.hidden, c.input]);
+        using again = gpu.matmul(x, wIh, { transB: true });
+        expect(Array.from(first.toArraySync())).toEqual(Array.from(again.toArraySync()));
+      }
+      const flags = saved.projections.map((p) => p !== undefined);
+      for (const x of [output, hidden, saved]) x.dispose();
+      t.dispose();
+      return flags;
+    };
+    const base = { batch: 2, steps: 3, input: 3, hidden: 4, h0: true, returnSequences: true, grads: 'both' } as const;
+    expect(kept({ ...base, layers: 2 })).toEqual([true, true]);
+    expect(kept({ ...base, layers: 1, ensemble: 2 })).toEqual([true]);
+    // Members sharing one input: the forward's single product is laid out [B·T, E, 3H].
+    expect(kept({ ...base, layers: 2, ensemble: 2, sharedInput: true })).toEqual([false, true]);
+    expect(kept({ ...base, layers: 1 }, 'bf16')).toEqual([false]);
+  });
+
   it('refuses bad input with typed errors, allocating nothing', () => {
     const c: TrainCase = { layers: 1, batch: 2, steps: 3, input: 2, hidden: 3, h0: true, returnSequences: true, grads: 'both' };
     const t = trainTensors(gpu, c, trainValues(c, freshSeed()));

@@ -16,7 +16,8 @@
  * where they are installed (a row says so when its anchor is missing). Every case is checked
  * against the CPU backend on a sample before it is timed.
  *
- * Run: `tsx bench/webgpu.ts [--small] [--no-anchors] [--sweep] [key-prefix...]`. `--small` takes
+ * Run: `tsx bench/webgpu.ts [--small] [--no-anchors] [--sweep] [--attention-shapes=B2H16S2048D256,...] [key-prefix...]`
+ * (`--attention-shapes` adds attention cases to the two of the report). `--small` takes
  * sizes a software adapter (lavapipe) runs in seconds; prefixes (`add`, `matmul|f32`, ...) keep the
  * cases whose key starts with one of them. Dawn toggles for speed: `--toggles=disable_robustness,...`.
  * `--sweep` also times the kernels' variants on the same shapes (row plans and softmax's exp, GRU
@@ -199,7 +200,13 @@ for (const size of small ? [256, 512] : [4096, 8192]) {
 // ------------------------------------------------------------------ attention vs SDPA
 
 const attentionCases: { key: string; dtype: 'f32'; batch: number; heads: number; seq: number; dim: number; causal: boolean }[] = [];
-const attentionShapes = small ? [{ batch: 1, heads: 2, seq: 256, dim: 64 }] : [{ batch: 4, heads: 16, seq: 2048, dim: 64 }, { batch: 2, heads: 16, seq: 2048, dim: 128 }];
+/** Further attention shapes from `--attention-shapes=B2H16S2048D256,...`. */
+const extraAttentionShapes = (argv.find((a) => a.startsWith('--attention-shapes='))?.slice('--attention-shapes='.length).split(',').filter(Boolean) ?? []).map((text) => {
+  const m = /^B(\d+)H(\d+)S(\d+)D(\d+)$/.exec(text);
+  if (!m) throw new Error(`--attention-shapes: ${text} is not of the form B2H16S2048D128`);
+  return { batch: Number(m[1]), heads: Number(m[2]), seq: Number(m[3]), dim: Number(m[4]) };
+});
+const attentionShapes = [...(small ? [{ batch: 1, heads: 2, seq: 256, dim: 64 }] : [{ batch: 4, heads: 16, seq: 2048, dim: 64 }, { batch: 2, heads: 16, seq: 2048, dim: 128 }]), ...extraAttentionShapes];
 for (const shape of attentionShapes) {
   for (const causal of [false, true]) {
     const key = `attention|f32|B${shape.batch}H${shape.heads}S${shape.seq}D${shape.dim}${causal ? 'c' : ''}`;
@@ -351,13 +358,13 @@ if (sweep) {
     for (const causal of [false, true]) {
       attentionTuning.force = null;
       const ref = gpu.attention(q, k, v, { causal });
-      // The split kernel's blocks under each rule of the grid its family rules were chosen from.
+      // The split kernel's blocks under each rule of a grid around its family rules, each also without prefetch and with the eager rescale.
       const splits = new Map<string, SplitBlock>();
-      for (const rowGroups of [16, 24]) {
+      for (const rowGroups of [16, 18]) {
         for (const blockRows of [64, 128]) {
-          for (const maxFetch of [8, 16]) {
+          for (const maxFetch of [16, 20]) {
             const b = splitBlock(shape.dim, limit, backend.subgroupSize, { rowGroups, blockRows, maxFetch });
-            if (b) splits.set(`split ${JSON.stringify(b)}`, b);
+            for (const v of b ? [b, { ...b, prefetch: false }, { ...b, lazy: false }] : []) splits.set(`split ${JSON.stringify(v)}`, v);
           }
         }
       }

@@ -11,7 +11,7 @@
 // stored to workgroup memory, then out += p v. Each invocation keeps its own partial row sums;
 // they are added across the row once at the end. The statistics are in base 2 (the exponent is
 // the hardware's exp2), the log-sum-exp converted back. Under CAUSAL a block of rows stops at its
-// last row's diagonal, and the heaviest blocks start first.
+// last row's diagonal.
 
 const D: u32 = {{D}}u;
 const D4: u32 = D / 4u;
@@ -69,19 +69,14 @@ fn row_combine(v: array<f32, RQ>, tid: u32, is_max: bool) -> array<f32, RQ> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let tr = tid / TC;
   let tc = tid % TC;
-  let q0 = (nwg.x - 1u - wid.x) * BQ;
-  let h = wid.y;
-  let kvh = h / (P.hq / P.hkv);
+  let tile = attention_tile(wid, nwg, BQ);
+  let q0 = tile.q0;
   let scale2 = P.scale * LOG2E;
-  for (var b = wid.z; b < P.batch; b += nwg.z) {
+  for (var b = tile.b0; b < P.batch; b += tile.b_step) {
     let valid = visible_keys(b, tid);
-    let q_base = ((b * P.hq + h) * P.sq) * D;
-    let kv_base = ((b * P.hkv + kvh) * P.sk) * D;
-//#if CAUSAL
-    let key_end = min(valid, q0 + BQ);
-//#else
-    let key_end = valid;
-//#endif
+    let q_base = q_start(b, tile.h, D);
+    let kv_base = kv_start(b, tile.kvh, D);
+    let key_end = block_key_end(valid, q0, BQ);
     workgroupBarrier();
     for (var idx = tid; idx < BQ * D; idx += T) {
       let r = idx / D;
@@ -150,11 +145,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       // Masks and the block's row maxima (in base 2).
       var bmax: array<f32, RQ>;
       for (var i = 0u; i < RQ; i++) {
-//#if CAUSAL
-        let row_end = min(valid, q0 + tr + i * TR + 1u);
-//#else
-        let row_end = valid;
-//#endif
+        let row_end = row_key_end(valid, q0 + tr + i * TR);
         bmax[i] = -f32_inf();
         for (var j = 0u; j < RK; j++) {
           let x = select(-f32_inf(), s[i][j] * scale2, k0 + tc + j * TC < row_end);
@@ -215,7 +206,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
 //#if LSE
       if (tc == 0u) {
-        st_lse((b * P.hq + h) * P.sq + row, select(-f32_inf(), m[i] * LN2 + log_acc(l_row[i]), l_row[i] > 0.0 || is_nan(l_row[i])));
+        st_lse((b * P.hq + tile.h) * P.sq + row, select(-f32_inf(), m[i] * LN2 + log_acc(l_row[i]), l_row[i] > 0.0 || is_nan(l_row[i])));
       }
 //#endif
     }

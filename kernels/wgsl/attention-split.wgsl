@@ -8,10 +8,16 @@
 // with the same full scores, so each computes its rows' maxima, probabilities and sums itself and
 // none of them crosses lanes), the online-softmax update, then out += p v over its own columns.
 // At one key the G lanes of a row read G consecutive 16-byte words (no bank conflicts) and the
-// other rows' lanes the same words (a broadcast). The next block's K and V are fetched into
-// registers while this one is multiplied. Statistics in base 2 (the hardware's exp2), the
-// log-sum-exp converted back. Under CAUSAL a block of rows stops at its last row's diagonal, and
-// the heaviest blocks start first.
+// other rows' lanes the same words (a broadcast). K and V blocks move as 16-byte words; with
+// PREFETCH the next block is fetched into registers while this one is multiplied. Masks apply
+// only to chunks some row of the block cannot see whole (the diagonal, the key length). With
+// LAZY a row's running maximum moves only when a chunk's exceeds it by more than LAZY_BITS
+// (base 2: the probabilities stay below 2^LAZY_BITS; the sums and outputs share that maximum, so
+// their ratio is the same), which skips the rescale of the output on almost every chunk (on an
+// H200 within 2% of the eager rescale either way). Statistics in base 2 (the hardware's exp2),
+// the log-sum-exp converted back. Under CAUSAL a block of rows stops at its last row's diagonal.
+// (Tried on an H200: a reduce-scatter of the scores, so that each lane computes KC / G of the
+// probabilities, then an all-gather, ran 7x slower: the step-dependent indices put s in memory.)
 
 const D: u32 = {{D}}u;
 const D4: u32 = D / 4u;
@@ -23,28 +29,34 @@ const KC: u32 = {{KC}}u;
 const NR: u32 = BQ / RQ;          // row groups
 const T: u32 = NR * G;
 const DV: u32 = D4 / G;           // 4-column groups per lane
-const KL: u32 = (BKV * D + T - 1u) / T;    // elements of a K (or V) block each invocation fetches (at most)
+const KV4: u32 = BKV * D4;        // 16-byte words of a K (or V) block
+const KL: u32 = (KV4 + T - 1u) / T;    // words of a K (or V) block each invocation fetches (at most)
+const LAZY_BITS: f32 = 8.0;
 
-var<workgroup> Ks: array<vec4<f32>, BKV * D4>;
-var<workgroup> Vs: array<vec4<f32>, BKV * D4>;
+var<workgroup> Ks: array<vec4<f32>, KV4>;
+var<workgroup> Vs: array<vec4<f32>, KV4>;
+
+fn ld4k(at: u32) -> vec4<f32> {
+  return vec4<f32>(ld_k(at), ld_k(at + 1u), ld_k(at + 2u), ld_k(at + 3u));
+}
+
+fn ld4v(at: u32) -> vec4<f32> {
+  return vec4<f32>(ld_v(at), ld_v(at + 1u), ld_v(at + 2u), ld_v(at + 3u));
+}
 
 @compute @workgroup_size({{T}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let g = tid % G;
   let rg = tid / G;
-  let q0 = (nwg.x - 1u - wid.x) * BQ;
-  let h = wid.y;
-  let kvh = h / (P.hq / P.hkv);
+  let tile = attention_tile(wid, nwg, BQ);
+  let q0 = tile.q0;
   let scale2 = P.scale * LOG2E;
-  for (var b = wid.z; b < P.batch; b += nwg.z) {
+  for (var b = tile.b0; b < P.batch; b += tile.b_step) {
     let valid = visible_keys(b, tid);
-    let q_base = ((b * P.hq + h) * P.sq) * D;
-    let kv_base = ((b * P.hkv + kvh) * P.sk) * D;
-//#if CAUSAL
-    let key_end = min(valid, q0 + BQ);
-//#else
-    let key_end = valid;
-//#endif
+    let q_base = q_start(b, tile.h, D);
+    let kv_base = kv_start(b, tile.kvh, D);
+    let key_end = block_key_end(valid, q0, BQ);
+    let dense_end = block_dense_end(valid, q0);
     var q: array<array<vec4<f32>, DV>, RQ>;
     var o: array<array<vec4<f32>, DV>, RQ>;
     var m: array<f32, RQ>;
@@ -61,42 +73,50 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
       m[i] = -f32_inf();
       l_sum[i] = 0.0;
-//#if CAUSAL
-      row_end[i] = min(valid, row + 1u);
-//#else
-      row_end[i] = valid;
-//#endif
+      row_end[i] = row_key_end(valid, row);
     }
+//#if PREFETCH
     // The first block's K and V.
-    var kr: array<f32, KL>;
-    var vr: array<f32, KL>;
+    var kr: array<vec4<f32>, KL>;
+    var vr: array<vec4<f32>, KL>;
     for (var l = 0u; l < KL; l++) {
       let idx = tid + l * T;
-      let j = idx / D;
-      let at = kv_base + min(j, max(key_end, 1u) - 1u) * D + idx % D;
-      kr[l] = select(0.0, ld_k(at), j < min(key_end, BKV));
-      vr[l] = select(0.0, ld_v(at), j < min(key_end, BKV));
+      let j = idx / D4;
+      let at = kv_base + min(j, max(key_end, 1u) - 1u) * D + (idx % D4) * 4u;
+      let live = j < min(key_end, BKV);
+      kr[l] = select(vec4<f32>(0.0), ld4k(at), live);
+      vr[l] = select(vec4<f32>(0.0), ld4v(at), live);
     }
+//#endif
     for (var k0 = 0u; k0 < key_end; k0 += BKV) {
       workgroupBarrier();
       for (var l = 0u; l < KL; l++) {
         let idx = tid + l * T;
-        if (idx < BKV * D) {
-          Ks[idx / 4u][idx % 4u] = kr[l];
-          Vs[idx / 4u][idx % 4u] = vr[l];
+        if (KV4 % T == 0u || idx < KV4) {
+//#if PREFETCH
+          Ks[idx] = kr[l];
+          Vs[idx] = vr[l];
+//#else
+          let j = k0 + idx / D4;
+          let at = kv_base + min(j, key_end - 1u) * D + (idx % D4) * 4u;
+          Ks[idx] = select(vec4<f32>(0.0), ld4k(at), j < key_end);
+          Vs[idx] = select(vec4<f32>(0.0), ld4v(at), j < key_end);
+//#endif
         }
       }
       workgroupBarrier();
+//#if PREFETCH
       let next = k0 + BKV;
       if (next < key_end) {
         for (var l = 0u; l < KL; l++) {
           let idx = tid + l * T;
-          let j = next + idx / D;
-          let at = kv_base + min(j, key_end - 1u) * D + idx % D;
-          kr[l] = select(0.0, ld_k(at), j < min(key_end, next + BKV));
-          vr[l] = select(0.0, ld_v(at), j < min(key_end, next + BKV));
+          let j = next + idx / D4;
+          let at = kv_base + min(j, key_end - 1u) * D + (idx % D4) * 4u;
+          kr[l] = select(vec4<f32>(0.0), ld4k(at), j < key_end);
+          vr[l] = select(vec4<f32>(0.0), ld4v(at), j < key_end);
         }
       }
+//#endif
       for (var kc = 0u; kc < BKV; kc += KC) {
         let c0 = k0 + kc;
         if (c0 >= key_end) {
@@ -111,7 +131,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           for (var c = 0u; c < DV; c++) {
             let kv = Ks[(kc + j) * D4 + c * G + g];
             for (var i = 0u; i < RQ; i++) {
-              s[i][j] += dot(q[i][c], kv);
+              // Four fused multiply-adds (a dot product, then an add, is one more instruction).
+              let qc = q[i][c];
+              s[i][j] = fma(qc.w, kv.w, fma(qc.z, kv.z, fma(qc.y, kv.y, fma(qc.x, kv.x, s[i][j]))));
             }
           }
         }
@@ -122,24 +144,43 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
           }
         }
-        // Masks, the online-softmax update, probabilities in place of the scores.
+        // Masks (where some row misses a key of the chunk), the online-softmax update,
+        // probabilities in place of the scores.
+        if (c0 + KC > dense_end) {
+          for (var i = 0u; i < RQ; i++) {
+            for (var j = 0u; j < KC; j++) {
+              s[i][j] = select(-f32_inf(), s[i][j], c0 + j < row_end[i]);
+            }
+          }
+        }
         for (var i = 0u; i < RQ; i++) {
-          var cmax = -f32_inf();
-          for (var j = 0u; j < KC; j++) {
-            let x = select(-f32_inf(), s[i][j], c0 + j < row_end[i]);
-            s[i][j] = x;
-            cmax = max_num(cmax, x);
+          // A NaN score may or may not win the maximum: either way its probability is NaN (exp2g).
+          var cmax = s[i][0];
+          for (var j = 1u; j < KC; j++) {
+            cmax = max(cmax, s[i][j]);
           }
-          let m_new = max_num(m[i], cmax);
-          let rescale = select(exp2g(m[i] - m_new), 0.0, is_neg_inf(m[i]));
-          l_sum[i] = l_sum[i] * rescale;
-          for (var c = 0u; c < DV; c++) {
-            o[i][c] = o[i][c] * rescale;
+//#if LAZY
+          if (cmax > m[i] + LAZY_BITS) {
+            let rescale = exp2g(m[i] - cmax);
+//#else
+          {
+            let m_new = max(m[i], cmax);
+            let rescale = select(exp2g(m[i] - m_new), 0.0, is_neg_inf(m[i]));
+//#endif
+            l_sum[i] = l_sum[i] * rescale;
+            for (var c = 0u; c < DV; c++) {
+              o[i][c] = o[i][c] * rescale;
+            }
+//#if LAZY
+            m[i] = cmax;
+//#else
+            m[i] = m_new;
+//#endif
           }
-          m[i] = m_new;
+          // While no key has been seen, -inf - -inf would be NaN: subtract 0 instead.
+          let m_use = select(m[i], 0.0, is_neg_inf(m[i]));
           for (var j = 0u; j < KC; j++) {
-            let x = s[i][j];
-            let p = select(exp2g(x - m_new), 0.0, is_neg_inf(x));
+            let p = exp2g(s[i][j] - m_use);
             s[i][j] = p;
             l_sum[i] += p;
           }
@@ -173,7 +214,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
 //#if LSE
       if (g == 0u) {
-        st_lse((b * P.hq + h) * P.sq + row, select(-f32_inf(), m[i] * LN2 + log_acc(l_sum[i]), live));
+        st_lse((b * P.hq + tile.h) * P.sq + row, select(-f32_inf(), m[i] * LN2 + log_acc(l_sum[i]), live));
       }
 //#endif
     }

@@ -26,28 +26,22 @@ var<workgroup> Pr: array<f32, BQ * BKV>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let row = tid / TPR;
   let lane = tid % TPR;
-  let q0 = wid.x * BQ;
-  let h = wid.y;
+  let tile = attention_tile(wid, nwg, BQ);
+  let q0 = tile.q0;
   let i = q0 + row;
   let live = i < P.sq;
-  let kvh = h / (P.hq / P.hkv);
-  for (var b = wid.z; b < P.batch; b += nwg.z) {
+  for (var b = tile.b0; b < P.batch; b += tile.b_step) {
     let valid = visible_keys(b, tid);
-    let q_base = ((b * P.hq + h) * P.sq) * D;
-    let kv_base = ((b * P.hkv + kvh) * P.sk) * D;
+    let q_base = q_start(b, tile.h, D);
+    let kv_base = kv_start(b, tile.kvh, D);
     workgroupBarrier();
     for (var idx = tid; idx < BQ * D; idx += T) {
       let r = idx / D;
       let d = idx % D;
       Qs[r * DP + d] = select(0.0, ld_q(q_base + (q0 + r) * D + d), q0 + r < P.sq);
     }
-//#if CAUSAL
-    let key_end = min(valid, q0 + BQ);
-    let row_end = min(valid, i + 1u);
-//#else
-    let key_end = valid;
-    let row_end = valid;
-//#endif
+    let key_end = block_key_end(valid, q0, BQ);
+    let row_end = row_key_end(valid, i);
     var m = -f32_inf();
     var l = 0.0;
     var acc: array<f32, DPT>;
@@ -128,7 +122,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
 //#if LSE
       if (lane == 0u) {
-        st_lse((b * P.hq + h) * P.sq + i, select(-f32_inf(), m + log_acc(l), l > 0.0 || is_nan(l)));
+        st_lse((b * P.hq + tile.h) * P.sq + i, select(-f32_inf(), m + log_acc(l), l > 0.0 || is_nan(l)));
       }
 //#endif
     }

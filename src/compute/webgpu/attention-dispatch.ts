@@ -1,6 +1,6 @@
 /**
  * What every WebGPU attention kernel shares on the host: its bindings, its parameters and its
- * dispatch over (query blocks, heads, batch).
+ * dispatch over (heads and batches, query blocks, further batches).
  */
 import type { AttentionParams } from '../core/attention-params.js';
 import type { TensorView } from '../core/view.js';
@@ -32,13 +32,21 @@ export function attentionKey(p: AttentionParams): string {
   return `${p.q.dtype}|${p.k.dtype}|${p.headDim}|${p.causal}|${p.keyLengths !== undefined}|${p.lse !== undefined}`;
 }
 
-/** Runs an attention kernel over (query blocks of `bq` rows, heads, batch), bound as {@link attentionRoles}. */
+/**
+ * Runs an attention kernel over (head and batch, query blocks of `bq` rows, further batches),
+ * bound as {@link attentionRoles}: `attention_tile` in `attention-common.wgsl` reads this layout.
+ * Heads vary fastest and the query blocks go last first, so under a causal mask every head's
+ * longest blocks start in the first wave and the shortest fill the tail (with the blocks of one
+ * head first, the long blocks of the last heads ran alone at the end).
+ */
 export function dispatchAttention(ctx: WebGpuOpContext, spec: KernelSpec, p: AttentionParams, bq: number): void {
   const views: TensorView[] = [p.q, p.k, p.v, ...(p.keyLengths ? [p.keyLengths] : []), p.out, ...(p.lse ? [p.lse] : [])];
   const max = ctx.dispatcher.maxGroups;
-  const groups = [Math.ceil(p.seqQ / bq), p.heads, Math.min(p.batch, max)] as const;
-  if (groups[0] > max || groups[1] > max) {
-    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${groups[0]} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
+  const blocks = Math.ceil(p.seqQ / bq);
+  if (blocks > max || p.heads > max) {
+    throw new WebGpuCapabilityError('attention', 'maxComputeWorkgroupsPerDimension', `${blocks} query blocks x ${p.heads} heads need more than ${max} workgroups along one side`);
   }
+  const batchesX = Math.min(p.batch, Math.floor(max / p.heads));
+  const groups = [p.heads * batchesX, blocks, Math.min(Math.ceil(p.batch / batchesX), max)] as const;
   ctx.dispatcher.run(spec, views, [p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.scale], groups);
 }

@@ -3,8 +3,8 @@
  * lanes of a subgroup (`kernels/wgsl/attention-split.wgsl`): its blocks, the choice of one per
  * head dim, and its run. Workgroup memory holds only one block of keys and values, so long heads
  * keep large row blocks within 48 KB, where the register-blocked kernel's Q tile leaves room for
- * few keys (H200, NVIDIA Vulkan, f32 B2 H16 S2048: D128 22.2 TFLOP/s against its 12.6, D192 18.4
- * against 8.5; at D64, B4, 21.7 against 18.4).
+ * few keys (H200, NVIDIA Vulkan, f32 B2 H16 S2048, an earlier version of both: D128 22.2 TFLOP/s
+ * against its 12.6, D192 18.4 against 8.5; at D64, B4, 21.7 against 18.4).
  */
 import type { AttentionParams } from '../core/attention-params.js';
 import { attentionFlags, attentionKey, attentionRoles, ATTENTION_PARAMS, dispatchAttention } from './attention-dispatch.js';
@@ -20,6 +20,10 @@ export interface SplitBlock {
   readonly bq: number;
   readonly bkv: number;
   readonly kc: number;
+  /** Moves a row's running maximum only when a chunk's exceeds it by a factor above 2^8 (default true). */
+  readonly lazy?: boolean;
+  /** Fetches the next block of keys into registers while this one is multiplied (default true). */
+  readonly prefetch?: boolean;
 }
 
 /** Invocations of a split block's workgroup. */
@@ -56,15 +60,21 @@ export interface SplitRule {
 }
 
 /**
- * Rules by head-dim family, each for head dims up to `maxHeadDim`: of rowGroups 16/24 x blockRows
- * 64/128 x maxFetch 8/16, the one with the highest worst ratio to torch SDPA f32 over the family's
- * head dims (64; 96 and 128; 192 and 256) on an H200 through NVIDIA Vulkan, f32 B2–4 H16 S2048
- * (`bench/webgpu.ts --sweep-attention` times the same grid). 24 groups ran 16–35% slower (registers).
+ * Rules by head-dim family, each for head dims up to `maxHeadDim`, from timings on an H200 through
+ * NVIDIA Vulkan against torch SDPA f32 in the same run (f32 B2 H16 S2048, B4 at D64;
+ * `bench/webgpu.ts --sweep-attention` times a grid around them). One rule serves every family:
+ * it picks for D64 4 lanes x 4 rows, 128 rows, 32 keys (25.3 TFLOP/s, 0.74x); D80 4 x 3, 96 rows
+ * (22.5, 0.74x); D96 to D128 4 x 2, 128 rows, 32 keys (D128 23.4, 0.53x); D160 8 x 3, 96 rows,
+ * 32 keys (20.5, 0.64x); D192 to D256 8 x 2, 64 rows, 16 keys (D256 20.6, 0.49x). Half the rows
+ * per workgroup ran up to 40% slower (the prefetched K and V take twice the registers per
+ * invocation; D96 alone gained 2%), twice the lanes at twice the rows 0–10% slower (causal D256
+ * 30%), 16-key chunks, fewer rows or no prefetch slower still. D144 (9 column groups per lane)
+ * keeps 2 rows with 16 keys (22.4 TFLOP/s, 0.78x, against 13.2 with 1 row).
  */
 export const SPLIT_RULES: readonly { readonly maxHeadDim: number; readonly rule: SplitRule }[] = [
-  { maxHeadDim: 64, rule: { rowGroups: 16, blockRows: 128, maxFetch: 8 } },
-  { maxHeadDim: 128, rule: { rowGroups: 16, blockRows: 128, maxFetch: 16 } },
-  { maxHeadDim: 256, rule: { rowGroups: 16, blockRows: 64, maxFetch: 16 } },
+  { maxHeadDim: 128, rule: { rowGroups: 16, blockRows: 128, maxFetch: 20 } },
+  { maxHeadDim: 144, rule: { rowGroups: 18, blockRows: 128, maxFetch: 16 } },
+  { maxHeadDim: 256, rule: { rowGroups: 16, blockRows: 128, maxFetch: 20 } },
 ];
 
 /** Keys per softmax chunk: 16 held scores per row cost more in registers than the chunk's rescale saves (H200). */
@@ -118,11 +128,13 @@ export function splitRule(d: number): SplitRule | undefined {
 
 /** Runs the split kernel with block `b` (which must fit: {@link splitFits}, {@link splitBytes}). */
 export function splitAttention(ctx: WebGpuOpContext, p: AttentionParams, b: SplitBlock): void {
-  const key = `attention-split|${attentionKey(p)}|${b.lanes}x${b.rows}x${b.bq}x${b.bkv}x${b.kc}`;
+  const lazy = b.lazy ?? true;
+  const prefetch = b.prefetch ?? true;
+  const key = `attention-split|${attentionKey(p)}|${b.lanes}x${b.rows}x${b.bq}x${b.bkv}x${b.kc}|${lazy ? 'lazy' : 'eager'}|${prefetch ? 'prefetch' : 'direct'}`;
   const spec = cachedSpec(specs, key, () => ({
     op: 'attention',
     files: ['math.wgsl', 'attention-common.wgsl', 'attention-split.wgsl'],
-    flags: attentionFlags(p),
+    flags: { ...attentionFlags(p), LAZY: lazy, PREFETCH: prefetch },
     consts: { D: p.headDim, G: b.lanes, RQ: b.rows, BQ: b.bq, BKV: b.bkv, KC: b.kc, T: splitInvocations(b) },
     roles: attentionRoles(p),
     params: ATTENTION_PARAMS,

@@ -80,7 +80,7 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
       }
       // A NaN in q poisons its row (output and log-sum-exp); one in v (key 0, which every row sees) its column. Both kernels.
       // (A NaN in v under a mask: the CPU's product 0·NaN spreads it to rows that cannot see it, the GPU kernels skip masked blocks.)
-      for (const force of [FLASH_BLOCKS[1]!, { lanes: 2, rows: 2, bq: 16, bkv: 16, kc: 8 }, null]) {
+      for (const force of [FLASH_BLOCKS[1]!, { lanes: 2, rows: 2, bq: 16, bkv: 16, kc: 8 }, { lanes: 2, rows: 2, bq: 16, bkv: 16, kc: 8, lazy: false }, null]) {
       attentionTuning.force = force;
       const shape = [1, 2, 40, 32];
       const values = (seed: number) => Array.from({ length: 2 * 40 * 32 }, (_, i) => Math.sin(i * 0.37 + seed));
@@ -110,7 +110,7 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
     }
   });
 
-  it('the split kernel: lanes 1 to 8, rows 1 to 3, head dims 32 to 256, f32/f16/bf16 (causal GQA, key lengths, log-sum-exp)', { timeout: 300_000 }, () => {
+  it('the split kernel: lanes 1 to 8, rows 1 to 3, head dims 32 to 256, f32/f16/bf16, lazy and eager rescale (causal GQA, key lengths, log-sum-exp)', { timeout: 300_000 }, () => {
     const c = { batch: 2, heads: 4, kvHeads: 2, seqQ: 75, seqK: 83, causal: true, keyLengths: [83, 41] };
     // Small chunks: each specialisation takes seconds to build on lavapipe (subgroups of 8).
     const runs: [number, SplitBlock, 'f32' | 'f16' | 'bf16'][] = [
@@ -118,6 +118,8 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
       [64, { lanes: 2, rows: 2, bq: 16, bkv: 16, kc: 8 }, 'bf16'],
       [96, { lanes: 4, rows: 3, bq: 24, bkv: 8, kc: 4 }, 'f16'],
       [256, { lanes: 8, rows: 2, bq: 16, bkv: 8, kc: 4 }, 'f32'],
+      // The eager rescale and the fetch without registers.
+      [80, { lanes: 4, rows: 3, bq: 24, bkv: 16, kc: 8, lazy: false, prefetch: false }, 'bf16'],
     ];
     const limit = pairs.subgroups.backend.dev.limits.maxComputeWorkgroupStorageSize;
     try {

@@ -18,6 +18,13 @@ const RUNS = fuzzRuns(200);
 /** Backends that may read subnormal inputs as zero: WGSL lets an implementation flush them (NVIDIA's Vulkan driver does). */
 const FLUSHES_SUBNORMALS: ReadonlySet<string> = new Set(['webgpu']);
 
+/**
+ * A property's time limit on WebGPU: on a software adapter (lavapipe, CI's) each new kernel
+ * specialisation takes 0.5–5 s to build, and the 200 attention cases draw enough head dims and
+ * flags to take about 290 s with Mesa's shader cache empty.
+ */
+const WEBGPU_PROPERTY_TIMEOUT_MS = 900_000;
+
 for (const registration of BACKENDS) {
   if (registration.kind === 'cpu' || (registration as BackendRegistration).aliasOf !== undefined) continue;
   const { backend: probe } = await registration.probe({ freeMemory: false });
@@ -55,7 +62,7 @@ for (const registration of BACKENDS) {
           }
         };
         await checkProperty(`${registration.kind}: ${p.name}`, fc.asyncProperty(p.arbitrary, check), RUNS);
-      });
+      }, registration.kind === 'webgpu' ? WEBGPU_PROPERTY_TIMEOUT_MS : undefined);
     }
   });
 }

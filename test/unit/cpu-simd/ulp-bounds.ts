@@ -2,7 +2,9 @@ import type { ActivationGradOp, UnaryOp } from '../../../src/compute/core/elemen
 
 /**
  * Bounds in f32 ulps of the true value on the vectorised elementary functions (kernels/wasm/vmath.h):
- * the maxima measured by accuracy.test.ts plus headroom for fresh inputs.
+ * the maxima measured by accuracy.test.ts plus headroom for fresh inputs. geluGrad's comes from
+ * every f32 of magnitude 2^-4 to 8: its worst is near x = -1.25, where Φ(x) and x·φ(x) cancel to
+ * half their size (6.38 ulp relaxed-SIMD, 7.92 SIMD128); the random sweep once found 5.97 there.
  */
 export const ULP_BOUND: Record<UnaryOp | ActivationGradOp, number> = {
   neg: 0,
@@ -23,7 +25,7 @@ export const ULP_BOUND: Record<UnaryOp | ActivationGradOp, number> = {
   leakyReluGrad: 0.5,
   sigmoidGrad: 4.5,
   tanhGrad: 4.5,
-  geluGrad: 4.5,
+  geluGrad: 8,
   geluTanhGrad: 6,
   siluGrad: 6.5,
   softplusGrad: 3,

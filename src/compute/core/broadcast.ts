@@ -78,8 +78,10 @@ export function planBroadcast(op: string, aShape: readonly number[], bShape: rea
     plans.delete(oldest);
   }
   const entry = { a: [...aShape], b: [...bShape], plan };
-  if (bucket === undefined || !plans.has(hash)) plans.set(hash, [entry]);
-  else bucket.push(entry);
+  // The eviction may have taken this very bucket.
+  const current = plans.get(hash);
+  if (current) current.push(entry);
+  else plans.set(hash, [entry]);
   cachedPlans++;
   return plan;
 }

@@ -69,7 +69,11 @@ export interface SplitRule {
  * per workgroup ran up to 40% slower (the prefetched K and V take twice the registers per
  * invocation; D96 alone gained 2%), twice the lanes at twice the rows 0–10% slower (causal D256
  * 30%), 16-key chunks, fewer rows or no prefetch slower still. D144 (9 column groups per lane)
- * keeps 2 rows with 16 keys (22.4 TFLOP/s, 0.78x, against 13.2 with 1 row).
+ * keeps 2 rows with 16 keys (22.4 TFLOP/s, 0.78x, against 13.2 with 1 row). At D256 (20.6
+ * TFLOP/s, SDPA 41.5, 0.50x; B3 H8 S1500, 4.4 waves of 64-row blocks: 18.1, 0.47x) nothing else
+ * timed faster: 16 x 4 (half the shared-memory reads per multiply-add) 20.2 / 17.6, 16 x 3 at 48
+ * rows 17.9 / 17.9, and 32-row blocks for a fuller last wave slower still (8 x 2 with 8 keys 16.1 /
+ * 14.1, 16 x 4 19.3 / 16.9); at D128 8 x 4 23.3 against 23.5.
  */
 export const SPLIT_RULES: readonly { readonly maxHeadDim: number; readonly rule: SplitRule }[] = [
   { maxHeadDim: 128, rule: { rowGroups: 16, blockRows: 128, maxFetch: 20 } },

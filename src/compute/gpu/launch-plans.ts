@@ -304,6 +304,12 @@ const ELEMENTS_PER_SPLIT = 4096;
 const ELEMENTS_PER_COLUMN_THREAD = 16;
 /** Fewest elements for which a column split (partials, then a second launch) pays. */
 const MIN_COLUMN_SPLIT_ELEMENTS = 2 ** 18;
+/**
+ * Axis elements per thread from which a column split pays below that size too: a thread's walk
+ * down the axis is serial (H200, mean over axis 0 of [2039, 41] f32: two blocks walking 255
+ * rows per thread took 21 µs against torch's 12).
+ */
+const MIN_COLUMN_WALK = 128;
 /** Most blocks of the short-axis kernel; it strides over further outputs. */
 const MAX_SHORT_GRID = 2 ** 20;
 
@@ -316,7 +322,8 @@ export function planReduce(plan: ReducePlan, x: TensorView, device: ReduceDevice
     const gx = Math.ceil(inner / bx);
     const gy = Math.min(outer, 65535);
     // Too few blocks to fill the device: split the axis too (column blocks are half the split kernel's size).
-    if (outer <= 65535 && outer * axisLen * inner >= MIN_COLUMN_SPLIT_ELEMENTS && gx * gy < device.residentBlocks / 2) {
+    const long = outer * axisLen * inner >= MIN_COLUMN_SPLIT_ELEMENTS || axisLen >= by * MIN_COLUMN_WALK;
+    if (outer <= 65535 && long && gx * gy < device.residentBlocks / 2) {
       const splits = Math.min(Math.ceil((2 * device.residentBlocks) / (gx * gy)), Math.floor(axisLen / (by * ELEMENTS_PER_COLUMN_THREAD)), 65535);
       if (splits > 1) return { kind: 'colsSplit', block: [bx, by], grid: [gx, gy, splits] };
     }

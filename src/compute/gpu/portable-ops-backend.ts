@@ -65,6 +65,13 @@ export abstract class PortableOpsBackend<S> implements LaunchContext<S> {
   }
 
   reduce(op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
+    // Over an axis of one element the result is the input (argmax: index 0): a copy moves it at
+    // full bandwidth, where the short-axis kernel reads one element per thread.
+    if (plan.axisLen === 1) {
+      if (op === 'argmax') this.fill(out, 0);
+      else this.copy(out, x);
+      return;
+    }
     reduce(this, op, x, out, plan);
   }
 

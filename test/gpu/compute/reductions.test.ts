@@ -56,9 +56,13 @@ const CASES: [number[], number | undefined][] = [
   [[30_011, 13], 1], // short contiguous axis: a thread per row
   [[9001, 3, 2], 1], // short axis, inner 2
   [[32, 33], 0], // the longest short axis
-  [[20_000, 3], 0], // few columns, one block
-  [[100_000, 3], 0], // few columns: the axis split over blocks
+  [[2000, 5], 0], // few columns, one block
+  [[20_000, 3], 0], // few columns: the axis split over blocks (a thread's walk would be long)
+  [[2039, 41], 0],
+  [[100_000, 3], 0],
   [[2, 5000, 40], 1],
+  [[1, 1021, 5], 0], // an axis of one element: a copy (argmax: zeros)
+  [[37, 1, 9], 1],
 ];
 
 /**
@@ -119,6 +123,10 @@ describe.skipIf(!gpuAvailable)('CUDA reductions', () => {
     expect(Number.isNaN(valuesOf(m)[0])).toBe(true);
     using mn = pair.cuda.min(w);
     expect(Number.isNaN(valuesOf(mn)[0])).toBe(true);
+    // Over an axis of one element (a copy) a NaN stays where it was.
+    using wColumn = w.reshape([9, 1]);
+    using column = pair.cuda.max(wColumn, { axis: 1 });
+    expect(valuesOf(column).map((v) => (Number.isNaN(v) ? 'NaN' : v))).toEqual(values.map((v) => (Number.isNaN(v) ? 'NaN' : v)));
     for (const t of [x, xc, w]) t.dispose();
   });
 

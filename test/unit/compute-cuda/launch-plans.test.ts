@@ -345,8 +345,13 @@ describe('planReduce', () => {
       block: [4, 64],
       grid: [1, 1, 97],
     });
-    // A split's second launch does not pay below 2^18 elements.
+    // A split's second launch does not pay below 2^18 elements, unless a thread would walk 128 rows or more.
     expect(planReduce({ outer: 1, axisLen: 2048, inner: 5 }, view('f32', [2048, 5]), device)).toEqual({ kind: 'cols', block: [8, 32], grid: [1, 1] });
+    expect(planReduce({ outer: 1, axisLen: 2039, inner: 41 }, view('f32', [2039, 41]), device)).toEqual({
+      kind: 'colsSplit',
+      block: [32, 8],
+      grid: [2, 1, 15],
+    });
   });
 
   it('walks an axis of at most 32 elements with a thread per output, whatever its stride', () => {

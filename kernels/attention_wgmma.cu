@@ -1,10 +1,12 @@
-// Hopper (sm_90a) flash-attention forward for f16/bf16 at head dims 64 and 128 with wgmma and TMA,
-// warp-specialised (the structure of FlashAttention-3).
+// Hopper (sm_90a) flash-attention forward for f16/bf16 with wgmma and TMA, warp-specialised (the
+// structure of FlashAttention-3), at head dims that are multiples of 8 up to 256: compiled for
+// 64, 128, 192 and 256, a smaller head dim padded up (TMA reads the columns past it as zeros, and
+// only its own columns are stored).
 //
 // A block owns 64·GC_CONSUMERS query rows of one (batch, head) and has GC_CONSUMERS + 1
-// warpgroups. Warpgroup 0 is the producer: one thread loads Q once, then K and V tiles of 128
-// keys with TMA into GC_STAGES-deep rings (K(j + 1) before V(j), the order the consumers need
-// them), each stage guarded by a "full" mbarrier (transaction bytes) and an "empty" one (one
+// warpgroups. Warpgroup 0 is the producer: one thread loads Q once, then K and V tiles of
+// GC_KEY_TILE keys with TMA into GC_STAGES-deep rings (K(j + 1) before V(j), the order the
+// consumers need them), each stage guarded by a "full" mbarrier (transaction bytes) and an "empty" one (one
 // arrival per consumer warp); setmaxnreg hands its registers to the consumers. The tensor maps are
 // 3-D [batch·heads][seq][head dim], so rows past the sequence of a head read as zeros, and K/V are
 // indexed by the kv head (grouped-query attention). Tile layout: 64-column blocks of [rows][128 B]
@@ -29,13 +31,15 @@
 //   last tiles may lie wholly past its diagonal; rows past the sequence see none): it waits for
 //   and releases the others without computing.
 //
-// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64 or 128, exact), GC_CONSUMERS
-// (2 or 3), GC_STAGES.
+// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64, 128, 192 or 256), GC_KEY_TILE
+// (128 up to head dim 128, 64 above: the rings must fit shared memory), GC_CONSUMERS (2 or 3),
+// GC_STAGES.
 // Parameters: the tensor maps of q, k, v (by value), out, lse (or null), key lengths (or null),
-// pairs (batch·heads), heads, group (q heads per kv head), seq_q, seq_k, scale·log2(e), causal.
+// pairs (batch·heads), heads, group (q heads per kv head), seq_q, seq_k, d (the head dim: at most
+// GC_HEAD_DIM, a multiple of 8), scale·log2(e), causal.
 // Grid: any number of blocks up to the item count ceil(seq_q / (64·GC_CONSUMERS))·pairs (one per SM
 // is the persistent launch). Block: 128·(GC_CONSUMERS + 1).
-// Dynamic shared memory: 1024 (alignment) + (64·GC_CONSUMERS + 4·GC_STAGES·128)·D·2 + 8·(2 + 4·GC_STAGES) bytes.
+// Dynamic shared memory: 1024 (alignment) + (64·GC_CONSUMERS + 2·GC_STAGES·GC_KEY_TILE)·GC_HEAD_DIM·2 + 8·(2 + 4·GC_STAGES) bytes.
 #include "attention_wgmma.cuh"
 #include "cp_async.cuh"
 #include "hopper_pipeline.cuh"
@@ -128,13 +132,13 @@ __device__ __forceinline__ int item_of(int n) {
 }
 
 // The query block and (batch, head) of work item `item`: head by head, query blocks from the last.
-__device__ __forceinline__ AttnBlock item_block(int item, int q_blocks, int heads, int seq_q, int seq_k, const int* __restrict__ key_lengths,
+__device__ __forceinline__ AttnBlock item_block(int item, int q_blocks, int heads, int seq_q, int seq_k, int d, const int* __restrict__ key_lengths,
                                                 int causal) {
   AttnBlock a;
   a.bh = item / q_blocks;
   a.b = a.bh / heads;
   a.q0 = (q_blocks - 1 - (item - a.bh * q_blocks)) * BR;
-  a.q_base = (idx_t)a.bh * seq_q * DP;
+  a.q_base = (idx_t)a.bh * seq_q * d;
   a.kv_base = 0;  // K and V are read through tensor maps
   a.valid = gc_valid_keys(key_lengths, a.b, seq_k);
   // Under the causal mask no row of the block sees a key past its last row: those tiles are skipped.
@@ -147,8 +151,8 @@ __device__ __forceinline__ AttnBlock item_block(int item, int q_blocks, int head
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     attention_wgmma(const __grid_constant__ GcTensorMap tm_q, const __grid_constant__ GcTensorMap tm_k,
                        const __grid_constant__ GcTensorMap tm_v, T* __restrict__ out, float* __restrict__ lse,
-                       const int* __restrict__ key_lengths, int pairs, int heads, int group, int seq_q, int seq_k, float scale_log2,
-                       int causal) {
+                       const int* __restrict__ key_lengths, int pairs, int heads, int group, int seq_q, int seq_k, int d,
+                       float scale_log2, int causal) {
   extern __shared__ unsigned char smem_raw[];
   // TMA's 128-byte swizzle repeats every 1024 bytes: tiles start on such a boundary.
   const Smem sm = smem_layout((gc_smem_addr(smem_raw) + 1023u) & ~1023u);
@@ -174,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       int ring = 0;  // ring position of the item's first key tile
       // The n-th item's Q is the Q buffer's phase n.
       for (int n = 0, item = item_of(0); item < items; item = item_of(++n)) {
-        const AttnBlock blk = item_block(item, q_blocks, heads, seq_q, seq_k, key_lengths, causal);
+        const AttnBlock blk = item_block(item, q_blocks, heads, seq_q, seq_k, d, key_lengths, causal);
         const int tiles = (blk.key_end + BC - 1) / BC;
         if (tiles == 0) {
           // Rows that see no key: nothing to load, but the phase passes (no transaction bytes).
@@ -214,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (c == CONSUMERS - 1 && item_of(0) < items) pass_turn(c);
   int ring = 0;  // as the producer counts it
   for (int n = 0, item = item_of(0); item < items; item = item_of(++n)) {
-    const AttnBlock blk = item_block(item, q_blocks, heads, seq_q, seq_k, key_lengths, causal);
+    const AttnBlock blk = item_block(item, q_blocks, heads, seq_q, seq_k, d, key_lengths, causal);
     const int tiles = (blk.key_end + BC - 1) / BC;
     const int rows0 = blk.q0 + c * 64;  // the warpgroup's first query row
     const int row0 = rows0 + warp * 16;  // the warp's
@@ -306,6 +310,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       }
       ring += tiles;
     }
-    store_rows(out, lse, blk, row0, seq_q, o, m, l);
+    store_rows(out, lse, blk, row0, seq_q, d, o, m, l);
   }
 }

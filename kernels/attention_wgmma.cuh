@@ -1,7 +1,8 @@
 // Device helpers of the Hopper attention kernel (attention_wgmma.cu): shared-memory descriptors
 // of the 128-byte-swizzled tiles, the two wgmma chains of one key tile, register pinning around
 // asynchronous wgmma, the online softmax of a key tile and the output rows.
-// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64 or 128).
+// Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64, 128, 192 or 256: the head dim
+// padded up, the padding columns reading as zeros), GC_KEY_TILE (64 or 128 keys per tile).
 #pragma once
 #include "attention.cuh"
 #include "attention_tc.cuh"
@@ -11,9 +12,10 @@
 namespace {
 
 constexpr int DP = GC_HEAD_DIM;
-constexpr int BC = 128;   // keys per tile
-constexpr int ROW = 128;  // bytes of one swizzled row: 64 elements
-static_assert(DP == 64 || DP == 128, "the Hopper kernel is built for head dims 64 and 128");
+constexpr int BC = GC_KEY_TILE;  // keys per tile
+constexpr int ROW = 128;         // bytes of one swizzled row: 64 elements
+static_assert(DP % 64 == 0 && DP <= 256, "head dims of whole 64-column blocks, up to 256");
+static_assert(BC == 64 || BC == 128, "key tiles of 64 or 128");
 
 // K-major operand (Q, K) of `rows` rows: k-step kk is 64-column block kk/4, 32 bytes per step within it.
 __device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int rows, int kk) {
@@ -25,21 +27,17 @@ __device__ __forceinline__ unsigned long long v_desc(unsigned base, int kk) { re
 
 __device__ __forceinline__ void wgmma_scores(float (&s)[BC / 2], unsigned long long da, unsigned long long db, int accumulate) {
 #if GC_DTYPE == GC_F16
-  gc_attn_wgmma_ss_n128_f16(s, da, db, accumulate);
+  gc_attn_wgmma_ss_f16(s, da, db, accumulate);
 #else
-  gc_attn_wgmma_ss_n128_bf16(s, da, db, accumulate);
+  gc_attn_wgmma_ss_bf16(s, da, db, accumulate);
 #endif
 }
 
 __device__ __forceinline__ void wgmma_values(float (&o)[DP / 2], const unsigned (&a)[4], unsigned long long db) {
-#if GC_DTYPE == GC_F16 && GC_HEAD_DIM == 64
-  gc_attn_wgmma_rs_n64_f16(o, a, db);
-#elif GC_DTYPE == GC_F16
-  gc_attn_wgmma_rs_n128_f16(o, a, db);
-#elif GC_HEAD_DIM == 64
-  gc_attn_wgmma_rs_n64_bf16(o, a, db);
+#if GC_DTYPE == GC_F16
+  gc_attn_wgmma_rs_f16(o, a, db);
 #else
-  gc_attn_wgmma_rs_n128_bf16(o, a, db);
+  gc_attn_wgmma_rs_bf16(o, a, db);
 #endif
 }
 
@@ -138,8 +136,10 @@ __device__ __forceinline__ void rescale_o(float (&o)[DP / 2], const float (&corr
     }
 }
 
-// Writes a warp's 16 rows (first row `row0`) of out = O / sum, and their log-sum-exp.
-__device__ __forceinline__ void store_rows(T* __restrict__ out, float* __restrict__ lse, const AttnBlock& blk, int row0, int seq_q,
+// Writes a warp's 16 rows (first row `row0`) of out = O / sum (the first d columns: d is a
+// multiple of 8, so a thread's pair of columns lies wholly inside or past them), and their
+// log-sum-exp.
+__device__ __forceinline__ void store_rows(T* __restrict__ out, float* __restrict__ lse, const AttnBlock& blk, int row0, int seq_q, int d,
                                            const float (&o)[DP / 2], const float (&m)[2], const float (&l)[2]) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
@@ -150,10 +150,10 @@ __device__ __forceinline__ void store_rows(T* __restrict__ out, float* __restric
     const int row = row0 + g + 8 * h;
     if (row >= seq_q) continue;
     const float inv = gc_attn_inverse(sum);
-    T* dst = out + blk.q_base + (idx_t)row * DP;
+    T* dst = out + blk.q_base + (idx_t)row * d;
 #pragma unroll
     for (int n = 0; n < DP / 8; n++) {
-      *reinterpret_cast<unsigned*>(dst + n * 8 + 2 * t) = gc_pack2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+      if (n * 8 + 2 * t < d) *reinterpret_cast<unsigned*>(dst + n * 8 + 2 * t) = gc_pack2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
     }
     if (lse && t == 0) lse[(idx_t)blk.bh * seq_q + row] = gc_attn_lse(m[h], sum);
   }

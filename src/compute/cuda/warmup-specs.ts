@@ -40,7 +40,7 @@ import {
 } from '../gpu/kernel-specs.js';
 import { attentionWgmmaEnabled } from './attention/attention.js';
 import { decodeConfig, decodeSharedBytes, decodeSimtRowCounts } from './attention/attention-decode-kernels.js';
-import { ATTENTION_HEAD_DIMS, attentionSharedBytes, attentionSpec, mmaCandidates, simtCandidates, wgmmaConfig } from './attention/attention-kernels.js';
+import { ATTENTION_HEAD_DIMS, attentionSharedBytes, attentionSpec, mmaCandidates, simtCandidates, WGMMA_HEAD_DIMS, wgmmaConfig } from './attention/attention-kernels.js';
 import { gruFusedSpec, gruRolloutSpec, gruSpec } from './gru/gru-kernels.js';
 import { FUSED_COLUMNS, ROLLOUT_COLUMNS } from './gru/gru-plan.js';
 import { dynamicSharedBytes, kernelSource } from './matmul/matmul-kernels.js';
@@ -153,10 +153,12 @@ function matmulSpecs(target: WarmupSpecTarget, major: number, minor: number, kin
 function attentionSpecs(target: WarmupSpecTarget, major: number, minor: number, dtype: FloatDType): ModuleSpec[] {
   const specs: ModuleSpec[] = [];
   const optin = target.sharedMemoryPerBlockOptin;
-  for (const dp of ATTENTION_HEAD_DIMS) {
-    const hopper = major === 9 && minor === 0 && attentionWgmmaEnabled() ? wgmmaConfig(dp, dtype) : undefined;
+  for (const dp of major === 9 && minor === 0 && attentionWgmmaEnabled() ? WGMMA_HEAD_DIMS : []) {
+    const hopper = wgmmaConfig(dp, dtype);
     if (hopper && attentionSharedBytes(hopper, dp) <= optin) specs.push(attentionSpec(hopper, dtype, dp, true));
-    // Rows that are not 16-byte aligned (or other head dims) take the first tile that fits.
+  }
+  for (const dp of ATTENTION_HEAD_DIMS) {
+    // Rows that are not 16-byte aligned (or head dims not a multiple of 8) take the first tile that fits.
     const tensorCores = dtype !== 'f32' && major >= 8;
     const fallback = [...(tensorCores ? mmaCandidates(dp) : []), ...simtCandidates(dp)].find((c) => attentionSharedBytes(c, dp) <= optin);
     if (!fallback) continue;

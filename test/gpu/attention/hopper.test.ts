@@ -2,8 +2,8 @@
  * The Hopper (sm_90a) attention kernels on shapes that stress their pipelines: key sequences many
  * tiles long (the K/V rings wrap several times), several query blocks with a ragged last one,
  * grouped- and multi-query heads, padded keys (none, some, all), causal masks with seqQ ≠ seqK
- * both ways, a negative and a zero scale, and more query blocks than SMs (persistent blocks take
- * several). Every Hopper configuration runs on poisoned outputs and is
+ * both ways, a negative and a zero scale, more query blocks than SMs (persistent blocks take
+ * several), every compiled head dim and head dims padded up to one. Every Hopper configuration runs on poisoned outputs and is
  * checked against float64 (tolerances as in attention.test.ts). Skipped off sm_90.
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -34,6 +34,15 @@ const CASES: AttentionCase[] = [
   // across them, items without keys in between, causal items of unequal length).
   { batch: 3, heads: 24, kvHeads: 6, seqQ: 130, seqK: 200, headDim: 128, causal: true, keyLengths: [200, 0, 137] },
   { batch: 2, heads: 40, kvHeads: 8, seqQ: 200, seqK: 150, headDim: 64, causal: false, keyLengths: [150, 5] },
+  { batch: 2, heads: 40, kvHeads: 8, seqQ: 130, seqK: 100, headDim: 256, causal: false },
+  // 64-key tiles above head dim 128, and head dims padded up to the compiled one (columns past
+  // the head dim read as zeros and are not stored).
+  { batch: 1, heads: 2, kvHeads: 1, seqQ: 300, seqK: 450, headDim: 256, causal: true, keyLengths: [400] },
+  { batch: 2, heads: 2, kvHeads: 2, seqQ: 129, seqK: 200, headDim: 192, causal: false, keyLengths: [200, 77] },
+  { batch: 1, heads: 2, kvHeads: 2, seqQ: 65, seqK: 300, headDim: 200, causal: true, scale: -0.05 },
+  { batch: 1, heads: 4, kvHeads: 2, seqQ: 200, seqK: 333, headDim: 96, causal: true },
+  { batch: 1, heads: 3, kvHeads: 1, seqQ: 100, seqK: 70, headDim: 72, causal: false },
+  { batch: 1, heads: 2, kvHeads: 1, seqQ: 150, seqK: 150, headDim: 32, causal: false },
 ];
 
 let gpu: GpuCompute | undefined;

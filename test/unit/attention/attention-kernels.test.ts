@@ -6,13 +6,17 @@ import {
   attentionSharedBytes,
   attentionSpec,
   blockRows,
+  configHeadDim,
   mmaCandidates,
   mmaTuningConfigs,
   paddedHeadDim,
   simtCandidates,
   threadsPerBlock,
+  WGMMA_HEAD_DIMS,
   wgmmaCandidates,
   wgmmaConfig,
+  wgmmaHeadDim,
+  wgmmaKeyTile,
   wgmmaPersistent,
 } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
@@ -49,13 +53,20 @@ describe('attention kernel configurations', () => {
     for (const dp of [32, 80, 96, 256]) expect(mmaCandidates(dp).some((c) => c.pingPong)).toBe(false);
   });
 
-  it('offers the Hopper kernel for 16-bit types at head dims 64 and 128 only', () => {
+  it('offers the Hopper kernel for 16-bit types at head dims that are multiples of 8, padded to whole 64-column blocks', () => {
     expect(wgmmaConfig(128, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, persistent: true });
     expect(wgmmaConfig(64, 'f16')).toEqual({ family: 'wgmma', consumers: 3, stages: 2, persistent: true });
     // The one-block-per-query-block launch of the same module stays as the tuning alternative.
     expect(wgmmaCandidates(128, 'f16').map(attentionConfigName)).toEqual(['wgmma c2 s2 persistent', 'wgmma c2 s2']);
     expect(wgmmaConfig(64, 'f32')).toBeUndefined();
-    expect(wgmmaConfig(80, 'bf16')).toBeUndefined();
+    expect(wgmmaConfig(84, 'bf16')).toBeUndefined(); // TMA's row pitch needs 16 bytes
+    expect([8, 32, 64, 72, 96, 128, 136, 160, 192, 200, 256].map(wgmmaHeadDim)).toEqual([64, 64, 64, 128, 128, 128, 192, 192, 192, 256, 256]);
+    expect([257, 100].map(wgmmaHeadDim)).toEqual([undefined, undefined]);
+    // Above head dim 128 the key tile halves so two stages of K and V fit beside Q.
+    expect([64, 128, 192, 256].map(wgmmaKeyTile)).toEqual([128, 128, 64, 64]);
+    expect(wgmmaConfig(80, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, persistent: true });
+    expect(configHeadDim(wgmmaConfig(80, 'bf16')!, 80)).toBe(128);
+    expect(configHeadDim(mmaCandidates(80)[0]!, 80)).toBe(80);
     // Persistent unless causal with more query blocks per head than half the grid (132 SMs: 66 × 128 rows).
     const d128 = wgmmaConfig(128, 'bf16')!;
     expect(wgmmaPersistent(d128, 16_384, false, 132)).toBe(true);
@@ -63,7 +74,7 @@ describe('attention kernel configurations', () => {
     expect(wgmmaPersistent(d128, 8448, true, 132)).toBe(true);
     expect(wgmmaPersistent(d128, 8449, true, 132)).toBe(false);
     expect(wgmmaPersistent(d128, 16_384, true, 132)).toBe(false);
-    expect(wgmmaCandidates(96, 'f16')).toEqual([]);
+    expect(wgmmaCandidates(100, 'f16')).toEqual([]);
     const two = { family: 'wgmma', consumers: 2, stages: 2, persistent: false } as const;
     // 1024 alignment + q (64 rows per consumer) + 2 stages of 128-key k and v tiles, 16-bit, + 10 mbarriers.
     expect(attentionSharedBytes(two, 128)).toBe(1024 + 2 * 128 * (128 + 4 * 128) + 8 * 10);
@@ -72,7 +83,9 @@ describe('attention kernel configurations', () => {
     expect(blockRows(two)).toBe(128);
     expect(blockRows(wgmmaConfig(64, 'f16')!)).toBe(192);
     expect(threadsPerBlock(wgmmaConfig(64, 'f16')!)).toBe(512);
-    for (const dp of [64, 128]) {
+    // Two stages of 64-key tiles at head dim 256: 1024 + q + k and v rings + mbarriers.
+    expect(attentionSharedBytes(two, 256)).toBe(1024 + 2 * 256 * (128 + 4 * 64) + 8 * 10);
+    for (const dp of WGMMA_HEAD_DIMS) {
       for (const c of wgmmaCandidates(dp, 'bf16')) {
         expect(attentionSharedBytes(c, dp)).toBeLessThanOrEqual(227 * 1024);
         // The kernel's register split: 240 registers for each of two consumers, 160 for three (head dim 64 only).
@@ -80,7 +93,7 @@ describe('attention kernel configurations', () => {
       }
     }
     // The Hopper module names its arch: the registry builds it for sm_90a, not the device's plain arch.
-    expect(moduleKey(attentionSpec(two, 'bf16', 128, true))).toBe('attention_wgmma.cu?GC_CONSUMERS=2&GC_DTYPE=GC_BF16&GC_HEAD_DIM=128&GC_STAGES=2@sm_90a');
+    expect(moduleKey(attentionSpec(two, 'bf16', 128, true))).toBe('attention_wgmma.cu?GC_CONSUMERS=2&GC_DTYPE=GC_BF16&GC_HEAD_DIM=128&GC_KEY_TILE=128&GC_STAGES=2@sm_90a');
     expect(attentionConfigName(two)).toBe('wgmma c2 s2');
     // sm_90a only: not in the NVRTC 11.8 compile list.
     expect(attentionModuleSpecs().some((s) => s.file === 'attention_wgmma.cu')).toBe(false);

@@ -9,7 +9,7 @@ import type { DType } from '../../../src/compute/core/dtype.js';
 import type { MatmulParams } from '../../../src/compute/core/matmul-plan.js';
 import type { TensorView } from '../../../src/compute/core/view.js';
 import { WARMUP_OPS } from '../../../src/compute/core/warmup-ops.js';
-import { attentionSpec, ATTENTION_HEAD_DIMS, WGMMA_HEAD_DIMS } from '../../../src/compute/cuda/attention/attention-kernels.js';
+import { attentionSpec, ATTENTION_HEAD_DIMS, configHeadDim, WGMMA_HEAD_DIMS } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import { defaultAttentionConfig } from '../../../src/compute/cuda/attention/attention.js';
 import type { CudaContext } from '../../../src/compute/cuda/cuda-context.js';
 import { gruModuleSpecs } from '../../../src/compute/cuda/gru/gru-kernels.js';
@@ -138,7 +138,7 @@ describe('warmupModuleSpecs', () => {
             const config = defaultAttentionConfig(backend, params);
             families.add(config.family);
             const aligned = config.family !== 'simt' && address === 0n;
-            expect(listed, `${dtype} D${headDim} ${config.family}`).toContain(moduleKey(attentionSpec(config, dtype, headDim, aligned)));
+            expect(listed, `${dtype} D${headDim} ${config.family}`).toContain(moduleKey(attentionSpec(config, dtype, configHeadDim(config, headDim), aligned)));
           }
         }
       }

@@ -38,11 +38,11 @@ export interface MmaAttentionConfig {
 
 /**
  * Hopper kernel (`attention_wgmma.cu`, sm_90a), warp-specialised: a producer warpgroup loads Q,
- * K and V with TMA into a `stages`-deep ring of 128-key tiles, and `consumers` warpgroups of 64
- * query rows each run both products with wgmma, overlapping their softmax with tensor-core work.
- * Head dims 64 and 128 exactly, 16-byte-aligned rows. `persistent`: one block per SM walks
- * the query blocks (its producer loads the next one's tiles during the current one's store);
- * otherwise one block per query block.
+ * K and V with TMA into a `stages`-deep ring of key tiles ({@link wgmmaKeyTile}), and `consumers`
+ * warpgroups of 64 query rows each run both products with wgmma, overlapping their softmax with
+ * tensor-core work. Head dims that are multiples of 8 (padded to {@link wgmmaHeadDim}),
+ * 16-byte-aligned rows. `persistent`: one block per SM walks the query blocks (its producer loads
+ * the next one's tiles during the current one's store); otherwise one block per query block.
  */
 export interface WgmmaAttentionConfig {
   readonly family: 'wgmma';
@@ -59,21 +59,39 @@ export const ATTENTION_ENTRY = { simt: 'attention_simt', mma: 'attention_mma', w
 /** The ping-pong mma.sync kernel's source; its entry is `ATTENTION_ENTRY.mma`, as the launcher expects for the family. */
 export const ATTENTION_MMA_PINGPONG_SOURCE = 'attention_mma_pingpong.cu';
 
-/** Head dims the Hopper kernel is built for (others take the mma.sync kernel). */
-export const WGMMA_HEAD_DIMS: readonly number[] = [64, 128];
-/** Keys per tile of the Hopper kernel (`BC` in attention_wgmma.cuh). */
-export const WGMMA_KEY_TILE = 128;
+/** Head dims the Hopper kernel is compiled for: whole 64-column blocks of its swizzled tiles. */
+export const WGMMA_HEAD_DIMS: readonly number[] = [64, 128, 192, 256];
 
 /**
- * Hopper tiles, preferred first; empty where the kernel does not apply (other head dims, f32).
- * The register file holds two consumers at head dim 128 (240 registers each: O, S and P of a
- * 128-key tile) and three at 64 (160 each). Measured on an H200 (bench/notes/attention.md, v3):
- * two stages beat three at 128 and four at 64, three consumers beat two at 64, and 64-key tiles
- * lost by 17%.
+ * The compiled head dim of the Hopper kernel serving `headDim`, or undefined where it does not
+ * apply: a head dim that is a multiple of 8 (TMA's 16-byte row pitch) runs padded to the next of
+ * {@link WGMMA_HEAD_DIMS}, the padding read as zeros. Padded, it still beats the mma.sync kernel
+ * (which pads 160 and 192 to 256 itself).
+ */
+export function wgmmaHeadDim(headDim: number): number | undefined {
+  return headDim % 8 === 0 ? WGMMA_HEAD_DIMS.find((d) => d >= headDim) : undefined;
+}
+
+/**
+ * Keys per tile of the Hopper kernel at compiled head dim `dp` (`BC` in attention_wgmma.cuh):
+ * 128 up to head dim 128; 64 above, where two stages of 128-key K and V tiles beside Q would
+ * overflow the 227 KiB of shared memory, and O's accumulators need the registers S would take.
+ */
+export function wgmmaKeyTile(dp: number): 64 | 128 {
+  return dp <= 128 ? 128 : 64;
+}
+
+/**
+ * Hopper tiles, preferred first; empty where the kernel does not apply (head dims not a multiple
+ * of 8, f32). The register file holds two consumers from head dim 128 (240 registers each: O, S
+ * and P of a key tile; at 256, O alone takes 128) and three at 64 (160 each). Measured on an H200
+ * (bench/notes/attention.md, v3): two stages beat three at 128 and four at 64, three consumers
+ * beat two at 64, and 64-key tiles lost by 17% at 128.
  */
 export function wgmmaCandidates(headDim: number, dtype: DType): WgmmaAttentionConfig[] {
-  if ((dtype !== 'f16' && dtype !== 'bf16') || !WGMMA_HEAD_DIMS.includes(headDim)) return [];
-  const consumers = headDim === 128 ? 2 : 3;
+  const dp = wgmmaHeadDim(headDim);
+  if ((dtype !== 'f16' && dtype !== 'bf16') || dp === undefined) return [];
+  const consumers = dp === 64 ? 3 : 2;
   return [true, false].map((persistent) => ({ family: 'wgmma', consumers, stages: 2, persistent }));
 }
 
@@ -100,6 +118,11 @@ export function paddedHeadDim(headDim: number): number {
   const dp = ATTENTION_HEAD_DIMS.find((d) => d >= headDim);
   if (dp === undefined) throw new RangeError(`attention: head dim ${headDim} above ${ATTENTION_HEAD_DIMS.at(-1)}`);
   return dp;
+}
+
+/** The head dim a configuration's kernel is compiled for when it serves `headDim`. */
+export function configHeadDim(config: AttentionKernelConfig, headDim: number): number {
+  return config.family === 'wgmma' ? (wgmmaHeadDim(headDim) ?? paddedHeadDim(headDim)) : paddedHeadDim(headDim);
 }
 
 /** Query rows per block. */
@@ -137,8 +160,8 @@ export function attentionSharedBytes(config: AttentionKernelConfig, dp: number):
     const lk = config.bc + 4;
     return 4 * (dp * lq + Math.max(dp * lk, config.bc * lq) + config.bc * dp);
   }
-  // Hopper: alignment, q, the k and v rings of 128-key tiles, and the mbarriers (q's full/empty, full/empty per k and v stage).
-  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.consumers + 2 * config.stages * WGMMA_KEY_TILE) + 8 * (2 + 4 * config.stages);
+  // Hopper: alignment, q, the k and v rings of key tiles, and the mbarriers (q's full/empty, full/empty per k and v stage).
+  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.consumers + 2 * config.stages * wgmmaKeyTile(dp)) + 8 * (2 + 4 * config.stages);
   return 2 * (blockRows(config) + config.stages * 2 * config.bc) * (dp + 8);
 }
 
@@ -207,7 +230,7 @@ export function attentionSpec(config: AttentionKernelConfig, dtype: Exclude<DTyp
   if (config.family === 'wgmma') {
     return {
       file: ATTENTION_SOURCE.wgmma,
-      defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_CONSUMERS: config.consumers, GC_STAGES: config.stages },
+      defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_KEY_TILE: wgmmaKeyTile(dp), GC_CONSUMERS: config.consumers, GC_STAGES: config.stages },
       arch: 'sm_90a',
     };
   }

@@ -1,6 +1,6 @@
 /**
  * Attention forward on the CUDA backend: on sm_90 the Hopper (wgmma + TMA) kernel for f16/bf16 at head
- * dims 64 and 128, else the tensor-core (mma.sync) flash-attention kernel for f16/bf16 on sm_80
+ * dims that are multiples of 8 (up to 256), else the tensor-core (mma.sync) flash-attention kernel for f16/bf16 on sm_80
  * and up, and the CUDA-core kernel for f32 (and for f16/bf16 on older GPUs). Within a family
  * the first candidate tile whose shared memory fits the device runs. Few query rows against many
  * keys (decode shapes, `decodeRouted`) take the split-key kernels of attention-decode.ts instead,
@@ -21,13 +21,14 @@ import {
   attentionSpec,
   ATTENTION_ENTRY,
   blockRows,
+  configHeadDim,
   mmaCandidates,
   paddedHeadDim,
   simtCandidates,
   threadsPerBlock,
   wgmmaConfig,
   wgmmaPersistent,
-  WGMMA_KEY_TILE,
+  wgmmaKeyTile,
   type AttentionKernelConfig,
   type WgmmaAttentionConfig,
 } from './attention-kernels.js';
@@ -46,6 +47,19 @@ const MAX_WGMMA_ITEMS = 2 ** 29;
 /** Tensor maps of q, k and v, rewritten before each launch of the Hopper kernel (launches copy their arguments). */
 const maps = [0, 1, 2].map(() => new Uint8Array(TENSOR_MAP_BYTES)) as [Uint8Array, Uint8Array, Uint8Array];
 
+/**
+ * Fewest flops for which the Hopper kernel runs by default. Below, a call is host-bound and the
+ * Hopper launch costs more host time (three tensor maps encoded per call): H200, f16 B8 H8/2
+ * Sq50 Sk7121 D32 causal (7 µs of kernel) took 36 µs per call against the mma.sync kernel's 30.
+ */
+const WGMMA_MIN_FLOPS = 2 ** 32;
+
+/** 4·B·H·Sq·D times the keys a row sees on average (under the causal mask about half of Sq, at most Sk). */
+function attentionFlops(p: AttentionParams): number {
+  const keys = p.causal ? Math.min(p.seqK, (p.seqQ + 1) / 2) : p.seqK;
+  return 4 * p.batch * p.heads * p.seqQ * keys * p.headDim;
+}
+
 /** `GPUCOMPUTE_ATTENTION_WGMMA=0` turns the Hopper kernel off (the mma.sync kernel remains). */
 export function attentionWgmmaEnabled(): boolean {
   return process.env.GPUCOMPUTE_ATTENTION_WGMMA !== '0';
@@ -61,12 +75,13 @@ export function defaultAttentionConfig(backend: CudaContext, params: AttentionPa
   const dtype = params.q.dtype;
   const dp = paddedHeadDim(params.headDim);
   const { major, minor } = backend.device.computeCapability;
-  const preferred = major === 9 && minor === 0 && attentionWgmmaEnabled() && rowsAligned(backend, params) ? wgmmaConfig(params.headDim, dtype) : undefined;
+  const hopperWorth = major === 9 && minor === 0 && attentionWgmmaEnabled() && rowsAligned(backend, params) && attentionFlops(params) >= WGMMA_MIN_FLOPS;
+  const preferred = hopperWorth ? wgmmaConfig(params.headDim, dtype) : undefined;
   const hopper = preferred && { ...preferred, persistent: wgmmaPersistent(preferred, params.seqQ, params.causal, backend.device.multiprocessorCount) };
   const optin = backend.device.sharedMemoryPerBlockOptin;
   const tensorCores = dtype !== 'f32' && major >= 8;
   const candidates: AttentionKernelConfig[] = [...(hopper ? [hopper] : []), ...(tensorCores ? mmaCandidates(dp) : []), ...simtCandidates(dp)];
-  const fits = candidates.find((c) => attentionSharedBytes(c, dp) <= optin);
+  const fits = candidates.find((c) => attentionSharedBytes(c, configHeadDim(c, params.headDim)) <= optin);
   if (!fits) throw new GpuError('UNSUPPORTED', `attention: head dim ${params.headDim} needs more shared memory than this device's ${optin} bytes`);
   if (!decodeRouted(params, blockRows(fits), backend.device.multiprocessorCount)) return fits;
   const mma = decodeConfig('mma', decodeGroupRows(params), dp);
@@ -83,10 +98,10 @@ export function cudaAttention(backend: CudaContext, params: AttentionParams, con
     cudaAttentionDecode(backend, p, chosen);
     return;
   }
-  const dp = paddedHeadDim(p.headDim);
+  const dp = configHeadDim(chosen, p.headDim);
   const aligned = chosen.family !== 'simt' && rowsAligned(backend, p);
   if (chosen.family === 'wgmma' && !(aligned && wgmmaConfig(p.headDim, dtype))) {
-    throw new GpuError('UNSUPPORTED', `attention: the Hopper kernel takes f16/bf16 at head dims 64 and 128 with 16-byte-aligned rows`);
+    throw new GpuError('UNSUPPORTED', `attention: the Hopper kernel takes f16/bf16 at head dims that are multiples of 8, with 16-byte-aligned rows`);
   }
   const spec = attentionSpec(chosen, dtype, dp, aligned);
   const shared = attentionSharedBytes(chosen, dp);
@@ -94,7 +109,7 @@ export function cudaAttention(backend: CudaContext, params: AttentionParams, con
     throw new GpuError('UNSUPPORTED', `attention: ${attentionConfigName(chosen)} at head dim ${dp} needs ${shared} bytes of shared memory`);
   }
   if (chosen.family === 'wgmma') {
-    launchHopper(backend, p, chosen, backend.registry.function(spec, ATTENTION_ENTRY.wgmma), shared);
+    launchHopper(backend, p, chosen, wgmmaKeyTile(dp), backend.registry.function(spec, ATTENTION_ENTRY.wgmma), shared);
     return;
   }
   const { kernel, launch } = registryKernel(backend, spec, ATTENTION_ENTRY[chosen.family]);
@@ -133,13 +148,13 @@ export function cudaAttention(backend: CudaContext, params: AttentionParams, con
 
 /**
  * The Hopper kernel: q, k and v as TMA tensor maps [pairs][seq][head dim] (k and v by kv head),
- * so rows past a head's sequence read as zeros; boxes of 64 columns (one 128-byte swizzle row) ×
- * the block's query rows or the 128-key tile. Its blocks walk the work items (query blocks of each
+ * so rows past a head's sequence (and columns past its head dim) read as zeros; boxes of 64
+ * columns (one 128-byte swizzle row) × the block's query rows or the key tile. Its blocks walk the work items (query blocks of each
  * (batch, head)): a persistent configuration launches one block per SM (the block takes the whole
  * SM), so each block's loads for its next item overlap the store of the current one; otherwise one
  * block per item.
  */
-function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAttentionConfig, kernel: Kernel, shared: number): void {
+function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAttentionConfig, keyTile: number, kernel: Kernel, shared: number): void {
   if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
   const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
   const dataType = p.q.dtype === 'f16' ? TensorMapDataType.FLOAT16 : TensorMapDataType.BFLOAT16;
@@ -150,8 +165,8 @@ function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAtt
     );
   const pairs = p.batch * p.heads;
   encode(p.q, p.seqQ, pairs, blockRows(config), maps[0]);
-  encode(p.k, p.seqK, p.batch * p.kvHeads, WGMMA_KEY_TILE, maps[1]);
-  encode(p.v, p.seqK, p.batch * p.kvHeads, WGMMA_KEY_TILE, maps[2]);
+  encode(p.k, p.seqK, p.batch * p.kvHeads, keyTile, maps[1]);
+  encode(p.v, p.seqK, p.batch * p.kvHeads, keyTile, maps[2]);
   const items = Math.ceil(p.seqQ / blockRows(config)) * pairs;
   if (items > MAX_WGMMA_ITEMS) throw new GpuError('UNSUPPORTED', `attention: ${items} query blocks exceed the Hopper kernel's ${MAX_WGMMA_ITEMS}`);
   const blocks = config.persistent ? Math.min(items, backend.device.multiprocessorCount) : items;
@@ -165,6 +180,7 @@ function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAtt
     i32(p.heads / p.kvHeads),
     i32(p.seqQ),
     i32(p.seqK),
+    i32(p.headDim),
     f32(p.scale * Math.LOG2E),
     i32(p.causal ? 1 : 0),
   ]);

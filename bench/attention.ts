@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AttentionParams } from '../src/compute/core/attention-params.js';
 import { cudaAttention, defaultAttentionConfig } from '../src/compute/cuda/attention/attention.js';
-import { attentionConfigName, mmaTuningConfigs, paddedHeadDim, wgmmaCandidates } from '../src/compute/cuda/attention/attention-kernels.js';
+import { attentionConfigName, mmaTuningConfigs, paddedHeadDim, wgmmaTuningConfigs } from '../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
 import type { Tensor } from '../src/compute/tensor/tensor.js';
@@ -180,7 +180,7 @@ for (const c of cases.filter((x) => (x.check || (hopperOnly && x.sweep)) && x.dt
   const shape = [c.batch, c.heads, c.seq, c.dim];
   const [q, k, v, out] = [0, 1, 2, 3].map(() => gpu.randn(shape, { dtype: c.dtype })) as [Tensor, Tensor, Tensor, Tensor];
   const params = paramsOf(c, q, k, v, out);
-  const hopper = be.device.arch === 'sm_90' && !mmaOnly ? wgmmaCandidates(c.dim, c.dtype) : [];
+  const hopper = be.device.arch === 'sm_90' && !mmaOnly ? wgmmaTuningConfigs(c.dim, c.dtype) : [];
   const sdpa = torch?.tflops[c.key];
   for (const config of [...hopper, ...(hopperOnly ? [] : mmaTuningConfigs(paddedHeadDim(c.dim)))]) {
     const tflops = (flopsOf(c) / timeDevice(() => cudaAttention(be, params, config))) * 1e-6;

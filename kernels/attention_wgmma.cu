@@ -32,8 +32,7 @@
 //   and releases the others without computing.
 //
 // Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64, 128, 192 or 256), GC_KEY_TILE
-// (128 up to head dim 128, 64 above: the rings must fit shared memory), GC_CONSUMERS (2 or 3),
-// GC_STAGES.
+// (64 to 128 in steps of 16; the rings must fit shared memory), GC_CONSUMERS (2 or 3), GC_STAGES.
 // Parameters: the tensor maps of q, k, v (by value), out, lse (or null), key lengths (or null),
 // pairs (batch·heads), heads, group (q heads per kv head), seq_q, seq_k, d (the head dim: at most
 // GC_HEAD_DIM, a multiple of 8), scale·log2(e), causal.

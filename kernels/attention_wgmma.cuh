@@ -2,7 +2,8 @@
 // of the 128-byte-swizzled tiles, the two wgmma chains of one key tile, register pinning around
 // asynchronous wgmma, the online softmax of a key tile and the output rows.
 // Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64, 128, 192 or 256: the head dim
-// padded up, the padding columns reading as zeros), GC_KEY_TILE (64 or 128 keys per tile).
+// padded up, the padding columns reading as zeros), GC_KEY_TILE (keys per tile: 64 to 128, a
+// multiple of 16).
 #pragma once
 #include "attention.cuh"
 #include "attention_tc.cuh"
@@ -15,7 +16,7 @@ constexpr int DP = GC_HEAD_DIM;
 constexpr int BC = GC_KEY_TILE;  // keys per tile
 constexpr int ROW = 128;         // bytes of one swizzled row: 64 elements
 static_assert(DP % 64 == 0 && DP <= 256, "head dims of whole 64-column blocks, up to 256");
-static_assert(BC == 64 || BC == 128, "key tiles of 64 or 128");
+static_assert(BC % 16 == 0 && BC >= 64 && BC <= 128, "key tiles of 64 to 128 keys in steps of 16");
 
 // K-major operand (Q, K) of `rows` rows: k-step kk is 64-column block kk/4, 32 bytes per step within it.
 __device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int rows, int kk) {

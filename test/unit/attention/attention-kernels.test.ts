@@ -18,6 +18,7 @@ import {
   wgmmaHeadDim,
   wgmmaKeyTile,
   wgmmaPersistent,
+  wgmmaTuningConfigs,
 } from '../../../src/compute/cuda/attention/attention-kernels.js';
 import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
 import { moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
@@ -54,17 +55,27 @@ describe('attention kernel configurations', () => {
   });
 
   it('offers the Hopper kernel for 16-bit types at head dims that are multiples of 8, padded to whole 64-column blocks', () => {
-    expect(wgmmaConfig(128, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, persistent: true });
-    expect(wgmmaConfig(64, 'f16')).toEqual({ family: 'wgmma', consumers: 3, stages: 2, persistent: true });
+    expect(wgmmaConfig(128, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, keyTile: 128, persistent: true });
+    expect(wgmmaConfig(64, 'f16')).toEqual({ family: 'wgmma', consumers: 3, stages: 2, keyTile: 128, persistent: true });
     // The one-block-per-query-block launch of the same module stays as the tuning alternative.
-    expect(wgmmaCandidates(128, 'f16').map(attentionConfigName)).toEqual(['wgmma c2 s2 persistent', 'wgmma c2 s2']);
+    expect(wgmmaCandidates(128, 'f16').map(attentionConfigName)).toEqual(['wgmma c2 s2 k128 persistent', 'wgmma c2 s2 k128']);
     expect(wgmmaConfig(64, 'f32')).toBeUndefined();
     expect(wgmmaConfig(84, 'bf16')).toBeUndefined(); // TMA's row pitch needs 16 bytes
     expect([8, 32, 64, 72, 96, 128, 136, 160, 192, 200, 256].map(wgmmaHeadDim)).toEqual([64, 64, 64, 128, 128, 128, 192, 192, 192, 256, 256]);
     expect([257, 100].map(wgmmaHeadDim)).toEqual([undefined, undefined]);
-    // Above head dim 128 the key tile halves so two stages of K and V fit beside Q.
-    expect([64, 128, 192, 256].map(wgmmaKeyTile)).toEqual([128, 128, 64, 64]);
-    expect(wgmmaConfig(80, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, persistent: true });
+    // Above head dim 128 the key tile shrinks so two stages of K and V fit beside Q.
+    expect([64, 128, 192, 256].map(wgmmaKeyTile)).toEqual([128, 128, 112, 80]);
+    expect(wgmmaConfig(80, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, keyTile: 128, persistent: true });
+    expect(wgmmaConfig(256, 'bf16')).toEqual({ family: 'wgmma', consumers: 2, stages: 2, keyTile: 80, persistent: true });
+    // What the benchmark also times above head dim 128: every key tile and stage count that fits.
+    expect(wgmmaTuningConfigs(256, 'bf16').map(attentionConfigName)).toEqual(['wgmma c2 s2 k80 persistent', 'wgmma c2 s2 k80', 'wgmma c2 s2 k64 persistent']);
+    expect(wgmmaTuningConfigs(192, 'f16').map(attentionConfigName).slice(2)).toEqual([
+      'wgmma c2 s2 k64 persistent',
+      'wgmma c2 s2 k80 persistent',
+      'wgmma c2 s2 k96 persistent',
+      'wgmma c2 s3 k64 persistent',
+    ]);
+    expect(wgmmaTuningConfigs(128, 'f16')).toEqual(wgmmaCandidates(128, 'f16'));
     expect(configHeadDim(wgmmaConfig(80, 'bf16')!, 80)).toBe(128);
     expect(configHeadDim(mmaCandidates(80)[0]!, 80)).toBe(80);
     // Persistent unless causal with more query blocks per head than half the grid (132 SMs: 66 × 128 rows).
@@ -75,7 +86,7 @@ describe('attention kernel configurations', () => {
     expect(wgmmaPersistent(d128, 8449, true, 132)).toBe(false);
     expect(wgmmaPersistent(d128, 16_384, true, 132)).toBe(false);
     expect(wgmmaCandidates(100, 'f16')).toEqual([]);
-    const two = { family: 'wgmma', consumers: 2, stages: 2, persistent: false } as const;
+    const two = { family: 'wgmma', consumers: 2, stages: 2, keyTile: 128, persistent: false } as const;
     // 1024 alignment + q (64 rows per consumer) + 2 stages of 128-key k and v tiles, 16-bit, + 10 mbarriers.
     expect(attentionSharedBytes(two, 128)).toBe(1024 + 2 * 128 * (128 + 4 * 128) + 8 * 10);
     // A producer warpgroup besides the consumers.
@@ -84,9 +95,9 @@ describe('attention kernel configurations', () => {
     expect(blockRows(wgmmaConfig(64, 'f16')!)).toBe(192);
     expect(threadsPerBlock(wgmmaConfig(64, 'f16')!)).toBe(512);
     // Two stages of 64-key tiles at head dim 256: 1024 + q + k and v rings + mbarriers.
-    expect(attentionSharedBytes(two, 256)).toBe(1024 + 2 * 256 * (128 + 4 * 64) + 8 * 10);
+    expect(attentionSharedBytes({ ...two, keyTile: 64 }, 256)).toBe(1024 + 2 * 256 * (128 + 4 * 64) + 8 * 10);
     for (const dp of WGMMA_HEAD_DIMS) {
-      for (const c of wgmmaCandidates(dp, 'bf16')) {
+      for (const c of wgmmaTuningConfigs(dp, 'bf16')) {
         expect(attentionSharedBytes(c, dp)).toBeLessThanOrEqual(227 * 1024);
         // The kernel's register split: 240 registers for each of two consumers, 160 for three (head dim 64 only).
         expect(c.consumers === 2 || dp === 64).toBe(true);
@@ -94,7 +105,7 @@ describe('attention kernel configurations', () => {
     }
     // The Hopper module names its arch: the registry builds it for sm_90a, not the device's plain arch.
     expect(moduleKey(attentionSpec(two, 'bf16', 128, true))).toBe('attention_wgmma.cu?GC_CONSUMERS=2&GC_DTYPE=GC_BF16&GC_HEAD_DIM=128&GC_KEY_TILE=128&GC_STAGES=2@sm_90a');
-    expect(attentionConfigName(two)).toBe('wgmma c2 s2');
+    expect(attentionConfigName(two)).toBe('wgmma c2 s2 k128');
     // sm_90a only: not in the NVRTC 11.8 compile list.
     expect(attentionModuleSpecs().some((s) => s.file === 'attention_wgmma.cu')).toBe(false);
   });

@@ -167,7 +167,7 @@ describe('defaultAttentionConfig on decode shapes', () => {
     expect(defaultAttentionConfig(backend('sm_90'), params('f16', { ...shape, seqQ: 4096, seqK: 4096 }, 64)).family).toBe('wgmma');
   });
 
-  it('takes the Hopper kernel from 2^32 flops, at head dims padded up to its own', () => {
+  it('takes the Hopper kernel from 2^30 flops, at head dims padded up to its own', () => {
     const big = { batch: 4, heads: 16, kvHeads: 16, seqQ: 4096, seqK: 4096, causal: false };
     for (const headDim of [32, 80, 96, 192, 200, 256]) {
       expect(defaultAttentionConfig(backend('sm_90'), params('bf16', big, headDim)).family, `D${headDim}`).toBe('wgmma');
@@ -177,9 +177,9 @@ describe('defaultAttentionConfig on decode shapes', () => {
     // A small causal prefill is host-bound: 4·8·8·50·25·32 flops.
     const small = { batch: 8, heads: 8, kvHeads: 2, seqQ: 50, seqK: 7121, causal: true };
     expect(defaultAttentionConfig(backend('sm_90'), params('f16', small, 32)).family).toBe('mma');
-    // Just below and at the threshold: B1 H1, Sq = Sk = 2^12, D 64 is 2^32 flops.
-    const edge = { batch: 1, heads: 1, kvHeads: 1, seqQ: 4096, seqK: 4096, causal: false };
+    // At and just below the threshold: B1 H1, Sq = Sk = 2^11, D 64 is 2^30 flops.
+    const edge = { batch: 1, heads: 1, kvHeads: 1, seqQ: 2048, seqK: 2048, causal: false };
     expect(defaultAttentionConfig(backend('sm_90'), params('f16', edge, 64)).family).toBe('wgmma');
-    expect(defaultAttentionConfig(backend('sm_90'), params('f16', { ...edge, seqK: 4095 }, 64)).family).toBe('mma');
+    expect(defaultAttentionConfig(backend('sm_90'), params('f16', { ...edge, seqK: 2047 }, 64)).family).toBe('mma');
   });
 });

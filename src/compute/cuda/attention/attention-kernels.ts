@@ -38,7 +38,7 @@ export interface MmaAttentionConfig {
 
 /**
  * Hopper kernel (`attention_wgmma.cu`, sm_90a), warp-specialised: a producer warpgroup loads Q,
- * K and V with TMA into a `stages`-deep ring of key tiles ({@link wgmmaKeyTile}), and `consumers`
+ * K and V with TMA into a `stages`-deep ring of `keyTile`-key tiles, and `consumers`
  * warpgroups of 64 query rows each run both products with wgmma, overlapping their softmax with
  * tensor-core work. Head dims that are multiples of 8 (padded to {@link wgmmaHeadDim}),
  * 16-byte-aligned rows. `persistent`: one block per SM walks the query blocks (its producer loads
@@ -48,6 +48,8 @@ export interface WgmmaAttentionConfig {
   readonly family: 'wgmma';
   readonly consumers: 2 | 3;
   readonly stages: number;
+  /** Keys per tile: 64 to 128, a multiple of 16. */
+  readonly keyTile: number;
   readonly persistent: boolean;
 }
 
@@ -74,11 +76,13 @@ export function wgmmaHeadDim(headDim: number): number | undefined {
 
 /**
  * Keys per tile of the Hopper kernel at compiled head dim `dp` (`BC` in attention_wgmma.cuh):
- * 128 up to head dim 128; 64 above, where two stages of 128-key K and V tiles beside Q would
- * overflow the 227 KiB of shared memory, and O's accumulators need the registers S would take.
+ * 128 up to head dim 128; above, the longest tile whose two stages of K and V fit the 227 KiB of
+ * shared memory beside Q: 112 at 192, 80 at 256. H200, bf16 B4 H16 S4096, TFLOP/s by key tile
+ * (64 / 80 / 96 / 112): D192 544 / 573 / 608 / 619 (causal 516 / 526 / 556 / 617), D256
+ * 581 / 597 (causal 532 / 560); three stages of 64 keys lost at 192.
  */
-export function wgmmaKeyTile(dp: number): 64 | 128 {
-  return dp <= 128 ? 128 : 64;
+export function wgmmaKeyTile(dp: number): number {
+  return dp <= 128 ? 128 : dp <= 192 ? 112 : 80;
 }
 
 /**
@@ -92,8 +96,31 @@ export function wgmmaCandidates(headDim: number, dtype: DType): WgmmaAttentionCo
   const dp = wgmmaHeadDim(headDim);
   if ((dtype !== 'f16' && dtype !== 'bf16') || dp === undefined) return [];
   const consumers = dp === 64 ? 3 : 2;
-  return [true, false].map((persistent) => ({ family: 'wgmma', consumers, stages: 2, persistent }));
+  return [true, false].map((persistent) => ({ family: 'wgmma', consumers, stages: 2, keyTile: wgmmaKeyTile(dp), persistent }));
 }
+
+/**
+ * The candidates plus the tiles the benchmark also times above head dim 128 (tuning; not launched
+ * by default): every key tile from 64 to 128 in steps of 16 and two or three stages whose rings
+ * fit 227 KiB of shared memory.
+ */
+export function wgmmaTuningConfigs(headDim: number, dtype: DType): WgmmaAttentionConfig[] {
+  const candidates = wgmmaCandidates(headDim, dtype);
+  const dp = wgmmaHeadDim(headDim);
+  if (candidates.length === 0 || dp === undefined || dp <= 128) return candidates;
+  const extra: WgmmaAttentionConfig[] = [];
+  for (const stages of [2, 3]) {
+    for (let keyTile = 64; keyTile <= 128; keyTile += 16) {
+      const c: WgmmaAttentionConfig = { family: 'wgmma', consumers: 2, stages, keyTile, persistent: true };
+      const known = candidates.some((k) => k.stages === stages && k.keyTile === keyTile);
+      if (!known && attentionSharedBytes(c, dp) <= HOPPER_SHARED_BYTES) extra.push(c);
+    }
+  }
+  return [...candidates, ...extra];
+}
+
+/** Shared memory a Hopper block may opt into (227 KiB). */
+const HOPPER_SHARED_BYTES = 227 * 1024;
 
 /** The preferred Hopper tile, or undefined where the kernel does not apply. */
 export function wgmmaConfig(headDim: number, dtype: DType): WgmmaAttentionConfig | undefined {
@@ -161,7 +188,7 @@ export function attentionSharedBytes(config: AttentionKernelConfig, dp: number):
     return 4 * (dp * lq + Math.max(dp * lk, config.bc * lq) + config.bc * dp);
   }
   // Hopper: alignment, q, the k and v rings of key tiles, and the mbarriers (q's full/empty, full/empty per k and v stage).
-  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.consumers + 2 * config.stages * wgmmaKeyTile(dp)) + 8 * (2 + 4 * config.stages);
+  if (config.family === 'wgmma') return 1024 + 2 * dp * (64 * config.consumers + 2 * config.stages * config.keyTile) + 8 * (2 + 4 * config.stages);
   return 2 * (blockRows(config) + config.stages * 2 * config.bc) * (dp + 8);
 }
 
@@ -213,7 +240,7 @@ export function mmaTuningConfigs(dp: number): MmaAttentionConfig[] {
 export function attentionConfigName(config: AttentionKernelConfig): string {
   if (config.family === 'decode') return decodeConfigName(config);
   if (config.family === 'simt') return `simt ${config.br}x${config.bc}`;
-  if (config.family === 'wgmma') return `wgmma c${config.consumers} s${config.stages}${config.persistent ? ' persistent' : ''}`;
+  if (config.family === 'wgmma') return `wgmma c${config.consumers} s${config.stages} k${config.keyTile}${config.persistent ? ' persistent' : ''}`;
   return `mma w${config.warps} m${config.mTiles} bc${config.bc} s${config.stages} ${config.qInRegisters ? 'qreg' : 'qsmem'}${config.pingPong ? ' pingpong' : ''}`;
 }
 
@@ -230,7 +257,7 @@ export function attentionSpec(config: AttentionKernelConfig, dtype: Exclude<DTyp
   if (config.family === 'wgmma') {
     return {
       file: ATTENTION_SOURCE.wgmma,
-      defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_KEY_TILE: wgmmaKeyTile(dp), GC_CONSUMERS: config.consumers, GC_STAGES: config.stages },
+      defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_KEY_TILE: config.keyTile, GC_CONSUMERS: config.consumers, GC_STAGES: config.stages },
       arch: 'sm_90a',
     };
   }

@@ -28,7 +28,6 @@ import {
   threadsPerBlock,
   wgmmaConfig,
   wgmmaPersistent,
-  wgmmaKeyTile,
   type AttentionKernelConfig,
   type WgmmaAttentionConfig,
 } from './attention-kernels.js';
@@ -48,11 +47,13 @@ const MAX_WGMMA_ITEMS = 2 ** 29;
 const maps = [0, 1, 2].map(() => new Uint8Array(TENSOR_MAP_BYTES)) as [Uint8Array, Uint8Array, Uint8Array];
 
 /**
- * Fewest flops for which the Hopper kernel runs by default. Below, a call is host-bound and the
- * Hopper launch costs more host time (three tensor maps encoded per call): H200, f16 B8 H8/2
- * Sq50 Sk7121 D32 causal (7 µs of kernel) took 36 µs per call against the mma.sync kernel's 30.
+ * Fewest flops for which the Hopper kernel runs by default. Far below, a call is host-bound and
+ * the Hopper launch costs more host time (three tensor maps encoded per call): H200, f16 B8 H8/2
+ * Sq50 Sk7121 D32 causal (2·10^7 flops, 7 µs of kernel) took 36 µs per call against the mma.sync
+ * kernel's 30. From about 10^9 flops the mma.sync kernel's slower rate (2.5x at head dim 256)
+ * costs more than that.
  */
-const WGMMA_MIN_FLOPS = 2 ** 32;
+const WGMMA_MIN_FLOPS = 2 ** 30;
 
 /** 4·B·H·Sq·D times the keys a row sees on average (under the causal mask about half of Sq, at most Sk). */
 function attentionFlops(p: AttentionParams): number {
@@ -109,7 +110,7 @@ export function cudaAttention(backend: CudaContext, params: AttentionParams, con
     throw new GpuError('UNSUPPORTED', `attention: ${attentionConfigName(chosen)} at head dim ${dp} needs ${shared} bytes of shared memory`);
   }
   if (chosen.family === 'wgmma') {
-    launchHopper(backend, p, chosen, wgmmaKeyTile(dp), backend.registry.function(spec, ATTENTION_ENTRY.wgmma), shared);
+    launchHopper(backend, p, chosen, backend.registry.function(spec, ATTENTION_ENTRY.wgmma), shared);
     return;
   }
   const { kernel, launch } = registryKernel(backend, spec, ATTENTION_ENTRY[chosen.family]);
@@ -154,7 +155,7 @@ export function cudaAttention(backend: CudaContext, params: AttentionParams, con
  * SM), so each block's loads for its next item overlap the store of the current one; otherwise one
  * block per item.
  */
-function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAttentionConfig, keyTile: number, kernel: Kernel, shared: number): void {
+function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAttentionConfig, kernel: Kernel, shared: number): void {
   if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
   const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
   const dataType = p.q.dtype === 'f16' ? TensorMapDataType.FLOAT16 : TensorMapDataType.BFLOAT16;
@@ -165,8 +166,8 @@ function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAtt
     );
   const pairs = p.batch * p.heads;
   encode(p.q, p.seqQ, pairs, blockRows(config), maps[0]);
-  encode(p.k, p.seqK, p.batch * p.kvHeads, keyTile, maps[1]);
-  encode(p.v, p.seqK, p.batch * p.kvHeads, keyTile, maps[2]);
+  encode(p.k, p.seqK, p.batch * p.kvHeads, config.keyTile, maps[1]);
+  encode(p.v, p.seqK, p.batch * p.kvHeads, config.keyTile, maps[2]);
   const items = Math.ceil(p.seqQ / blockRows(config)) * pairs;
   if (items > MAX_WGMMA_ITEMS) throw new GpuError('UNSUPPORTED', `attention: ${items} query blocks exceed the Hopper kernel's ${MAX_WGMMA_ITEMS}`);
   const blocks = config.persistent ? Math.min(items, backend.device.multiprocessorCount) : items;

@@ -94,6 +94,24 @@ def make(case, dev):
     raise ValueError(f"unknown op {op}")
 
 
+SETTLE_S = 0.3
+
+
+def settle(fn, dev):
+    """Runs fn in synchronised batches of about a millisecond for SETTLE_S, as bench/sweep.ts does
+    before timing ours (the GPU's clocks up after any idle gap)."""
+    start = time.perf_counter()
+    per_call = 1e-3
+    while time.perf_counter() - start < SETTLE_S:
+        t = time.perf_counter()
+        calls = max(1, min(1000, int(1e-3 / per_call)))
+        for _ in range(calls):
+            fn()
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        per_call = max((time.perf_counter() - t) / calls, 1e-6)
+
+
 def main():
     with open(sys.argv[1]) as f:
         cases = json.load(f)
@@ -106,6 +124,7 @@ def main():
         for case in cases:
             try:
                 fn = make(case, dev)
+                settle(fn, dev)
                 us[case["key"]] = timer(fn, target_ms=10.0, reps=5, warmup=2)
             except Exception as e:  # a case torch cannot run is reported, not fatal
                 failed[case["key"]] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"

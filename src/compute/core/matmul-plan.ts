@@ -74,6 +74,38 @@ export function planMatmul(
   transB: boolean,
   cShape?: readonly number[],
 ): MatmulPlan {
+  // Plain products are planned at once; batched ones are cached per shapes (planning [130,21,157]
+  // times [130,61,157]ᵀ took 2.0 µs a call on the development VM, the lookup 0.8).
+  if (aShape.length <= 2 && bShape.length <= 2 && (cShape === undefined || cShape.length <= 2)) return plan(op, aShape, bShape, transA, transB, cShape);
+  const key = `${aShape}|${bShape}|${cShape ?? '-'}|${transA ? 1 : 0}${transB ? 1 : 0}`;
+  let planned = batchedPlans.get(key);
+  if (planned === undefined) {
+    planned = frozen(plan(op, aShape, bShape, transA, transB, cShape));
+    if (batchedPlans.size >= MAX_CACHED_PLANS) batchedPlans.delete(batchedPlans.keys().next().value!);
+    batchedPlans.set(key, planned);
+  }
+  return planned;
+}
+
+const batchedPlans = new Map<string, MatmulPlan>();
+const MAX_CACHED_PLANS = 512;
+
+/** A plan and everything in it made read-only, as a cached plan is shared by every call. */
+function frozen(p: MatmulPlan): MatmulPlan {
+  for (const call of p.calls) Object.freeze(call);
+  Object.freeze(p.calls);
+  Object.freeze(p.outShape);
+  return Object.freeze(p);
+}
+
+function plan(
+  op: string,
+  aShape: readonly number[],
+  bShape: readonly number[],
+  transA: boolean,
+  transB: boolean,
+  cShape?: readonly number[],
+): MatmulPlan {
   if (aShape.length < 2 || bShape.length < 2) {
     throw new InvalidArgumentError(
       `${op}: operands need at least 2 dims (got a ${formatShape(aShape)}, b ${formatShape(bShape)}); reshape a vector to [1, k] or [k, 1]`,

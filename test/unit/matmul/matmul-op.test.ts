@@ -65,6 +65,15 @@ describe('planMatmul', () => {
     ]);
   });
 
+  it('shares one read-only plan between calls of the same batched shapes', () => {
+    const plan = planMatmul('matmul', [2, 1, 3, 5], [1, 3, 5, 7], false, false);
+    expect(planMatmul('linear', [2, 1, 3, 5], [1, 3, 5, 7], false, false)).toBe(plan);
+        expect(planMatmul('matmul', [2, 1, 5, 3], [1, 3, 5, 7], true, false)).not.toBe(plan);
+    expect(Object.isFrozen(plan) && Object.isFrozen(plan.calls) && Object.isFrozen(plan.calls[0]) && Object.isFrozen(plan.outShape)).toBe(true);
+    // A c shape is part of the key, and a bad one is refused though the shapes of a and b were planned.
+    expect(() => planMatmul('matmul', [2, 1, 3, 5], [1, 3, 5, 7], false, false, [4, 3, 7])).toThrow(/c \[4, 3, 7\]/);
+  });
+
   it('refuses mismatched inner dims, non-broadcasting batches, vectors and misshapen C', () => {
     expect(() => planMatmul('matmul', [3, 5], [4, 7], false, false)).toThrow(/inner dimensions differ: op\(a\) is 3x5 .* op\(b\) is 4x7/);
     expect(() => planMatmul('matmul', [2, 3, 5], [3, 5, 7], false, false)).toThrow(/batch dims .* do not broadcast/);

@@ -6,11 +6,12 @@
 // A block owns 64·GC_CONSUMERS query rows of one (batch, head) and has GC_CONSUMERS + 1
 // warpgroups. Warpgroup 0 is the producer: one thread loads Q once, then K and V tiles of
 // GC_KEY_TILE keys with TMA into GC_STAGES-deep rings (K(j + 1) before V(j), the order the
-// consumers need them), each stage guarded by a "full" mbarrier (transaction bytes) and an "empty" one (one
-// arrival per consumer warp); setmaxnreg hands its registers to the consumers. The tensor maps are
-// 3-D [batch·heads][seq][head dim], so rows past the sequence of a head read as zeros, and K/V are
-// indexed by the kv head (grouped-query attention). Tile layout: 64-column blocks of [rows][128 B]
-// with the 128-byte swizzle, the layout attention_wgmma.cuh's descriptors read.
+// consumers need them), each stage guarded by a "full" mbarrier (transaction bytes) and an
+// "empty" one (one arrival per consumer warp); setmaxnreg hands its registers to the consumers.
+// The tensor maps are 3-D [batch·heads][seq][head dim], so rows past the sequence of a head (and
+// columns past its head dim) read as zeros, and K/V are indexed by the kv head (grouped-query
+// attention). Tile layout: 64-column blocks of [rows][128 B] with the 128-byte swizzle, the
+// layout attention_wgmma.cuh's descriptors read.
 //
 // The grid is persistent: a block walks work items (a query block of one (batch, head)), so the
 // producer loads the next item's K, V and Q while the consumers still finish and store the current

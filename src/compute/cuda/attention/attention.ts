@@ -1,7 +1,8 @@
 /**
- * Attention forward on the CUDA backend: on sm_90 the Hopper (wgmma + TMA) kernel for f16/bf16 at head
- * dims that are multiples of 8 (up to 256), else the tensor-core (mma.sync) flash-attention kernel for f16/bf16 on sm_80
- * and up, and the CUDA-core kernel for f32 (and for f16/bf16 on older GPUs). Within a family
+ * Attention forward on the CUDA backend: on sm_90 the Hopper (wgmma + TMA) kernel for f16/bf16 at
+ * head dims that are multiples of 8 (up to 256) once a problem is large enough, else the
+ * tensor-core (mma.sync) flash-attention kernel for f16/bf16 on sm_80 and up, and the CUDA-core
+ * kernel for f32 (and for f16/bf16 on older GPUs). Within a family
  * the first candidate tile whose shared memory fits the device runs. Few query rows against many
  * keys (decode shapes, `decodeRouted`) take the split-key kernels of attention-decode.ts instead,
  * tensor-core or CUDA-core as above. `config` overrides the choice (tests reach every kernel with

@@ -307,7 +307,7 @@ const MIN_COLUMN_SPLIT_ELEMENTS = 2 ** 18;
 /**
  * Axis elements per thread from which a column split pays below that size too: a thread's walk
  * down the axis is serial (H200, mean over axis 0 of [2039, 41] f32: two blocks walking 255
- * rows per thread took 21 µs against torch's 12).
+ * rows per thread timed 21 µs against torch's 12; split, its two kernels take 7.1 µs).
  */
 const MIN_COLUMN_WALK = 128;
 /** Most blocks of the short-axis kernel; it strides over further outputs. */

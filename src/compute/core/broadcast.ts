@@ -4,6 +4,7 @@
  * adjacent dims collapsed so backends walk as few dims as possible.
  */
 import { InvalidArgumentError } from '../../errors.js';
+import { PlanCache } from './plan-cache.js';
 import { formatShape, rowMajorStrides, sameShape, shapeSize } from './shape.js';
 
 /**
@@ -64,40 +65,11 @@ export function planBroadcast(op: string, aShape: readonly number[], bShape: rea
     const size = shapeSize(aShape);
     return { shape: aShape, outShape: [size], aStrides: [1], bStrides: [1], kind: 'same' };
   }
-  // Looked up by a hash of the two shapes (building a string key cost as much as the rest of a
-  // small op's front-end), then checked dim by dim.
-  const hash = shapePairHash(aShape, bShape);
-  const bucket = plans.get(hash);
-  if (bucket !== undefined) {
-    for (const entry of bucket) if (sameShape(entry.a, aShape) && sameShape(entry.b, bShape)) return entry.plan;
-  }
-  const plan: BroadcastPlan = Object.freeze(planShapes(op, aShape, bShape));
-  if (cachedPlans >= MAX_CACHED_PLANS) {
-    const oldest = plans.keys().next().value!;
-    cachedPlans -= plans.get(oldest)!.length;
-    plans.delete(oldest);
-  }
-  const entry = { a: [...aShape], b: [...bShape], plan };
-  // The eviction may have taken this very bucket.
-  const current = plans.get(hash);
-  if (current) current.push(entry);
-  else plans.set(hash, [entry]);
-  cachedPlans++;
-  return plan;
+  return plans.get([aShape, bShape], 0, () => Object.freeze(planShapes(op, aShape, bShape)));
 }
 
-/** Plans of recent shape pairs (apps call the same ops on the same shapes over and over), by {@link shapePairHash}. */
-const plans = new Map<number, { a: readonly number[]; b: readonly number[]; plan: BroadcastPlan }[]>();
-let cachedPlans = 0;
-const MAX_CACHED_PLANS = 512;
-
-function shapePairHash(a: readonly number[], b: readonly number[]): number {
-  let hash = a.length;
-  for (let i = 0; i < a.length; i++) hash = (Math.imul(hash, 31) + a[i]!) | 0;
-  hash = Math.imul(hash, 0x9e3779b1) ^ b.length;
-  for (let i = 0; i < b.length; i++) hash = (Math.imul(hash, 31) + b[i]!) | 0;
-  return hash;
-}
+/** Plans of recent shape pairs. */
+const plans = new PlanCache<BroadcastPlan>();
 
 function planShapes(op: string, aShape: readonly number[], bShape: readonly number[]): BroadcastPlan {
   const fullShape = broadcastShapes(op, aShape, bShape);

@@ -2,6 +2,7 @@
  * The reductions, defined once, and how a reduction over one axis (or everything) is planned:
  * the input seen as `[outer, axisLen, inner]`, and the output's shape.
  */
+import { PlanCache } from './plan-cache.js';
 import { shapeSize } from './shape.js';
 
 /** How one reduction is offered. */
@@ -40,20 +41,15 @@ export interface ReducePlan {
  * and cached per recent (shape, axis, keepDims): apps reduce the same shapes over and over.
  */
 export function planReduction(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: readonly number[] } {
-  const key = `${shape.join(',')}|${axis ?? ''}|${keepDims ? 1 : 0}`;
-  let planned = plans.get(key);
-  if (planned === undefined) {
-    planned = Object.freeze(plan(shape, axis, keepDims));
+  return plans.get([shape], ((axis ?? -1) + 1) * 2 + (keepDims ? 1 : 0), () => {
+    const planned = plan(shape, axis, keepDims);
     Object.freeze(planned.plan);
     Object.freeze(planned.outShape);
-    if (plans.size >= MAX_CACHED_PLANS) plans.delete(plans.keys().next().value!);
-    plans.set(key, planned);
-  }
-  return planned;
+    return Object.freeze(planned);
+  });
 }
 
-const plans = new Map<string, { plan: ReducePlan; outShape: readonly number[] }>();
-const MAX_CACHED_PLANS = 512;
+const plans = new PlanCache<{ plan: ReducePlan; outShape: readonly number[] }>();
 
 function plan(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: number[] } {
   if (axis === undefined) {

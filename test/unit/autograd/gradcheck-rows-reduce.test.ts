@@ -31,6 +31,36 @@ function layerNormRow(row: number[], gamma: ArrayLike<number> | undefined, beta:
 // No rows of two: there x̂ is ±1 whatever x is, and the gradient in x is a cancellation down to O(eps), which f32 cannot resolve.
 const ROW_SHAPES = [[5, 7], [3, 1, 13], [2, 33], [4, 1], [6], [1, 3]];
 
+/**
+ * A seed for layerNorm's check whose gradient in x f32 can resolve. That gradient is 1/σ times the
+ * part of r·γ orthogonal to 1 and x̂ (r: the upstream gradient gradcheck draws from seed + 1), and
+ * in short rows this part can be a tiny remainder of r·γ (with 3 columns it lies along one
+ * direction), which the rounding of the terms swamps: seed 3343346538 on [1, 3] left 1/1100 of it
+ * and an error of 1.7e-4. Seeds leaving less than 1% in some row are drawn again.
+ */
+function layerNormSeed(shape: readonly number[], withGamma: boolean): number {
+  const cols = shape[shape.length - 1]!;
+  for (;;) {
+    const seed = freshSeed();
+    const x = randomValues(product(shape), seed, 2, 0.5);
+    const gamma = randomValues(cols, seed + 1, 0.5, 1);
+    const r = randomValues(x.length, seed + 1);
+    let resolvable = true;
+    for (let row = 0; row < x.length && resolvable; row += cols) {
+      const xs = x.slice(row, row + cols);
+      const mean = xs.reduce((a, v) => a + v, 0) / cols;
+      const sd = Math.sqrt(xs.reduce((a, v) => a + (v - mean) ** 2, 0) / cols);
+      const xhat = xs.map((v) => (sd > 0 ? (v - mean) / sd : 0));
+      const v = xs.map((_, j) => r[row + j]! * (withGamma ? gamma[j]! : 1));
+      const vMean = v.reduce((a, e) => a + e, 0) / cols;
+      const vXhat = v.reduce((a, e, j) => a + e * xhat[j]!, 0) / cols;
+      const orthogonal = Math.hypot(...v.map((e, j) => e - vMean - xhat[j]! * vXhat));
+      resolvable = cols === 1 || orthogonal >= 0.01 * Math.hypot(...v);
+    }
+    if (resolvable) return seed;
+  }
+}
+
 describe('row ops', () => {
   for (const log of [false, true]) {
     const op = log ? 'logSoftmax' : 'softmax';
@@ -55,7 +85,7 @@ describe('row ops', () => {
       const cols = shape[shape.length - 1]!;
       for (const [withGamma, withBeta] of [[true, true], [true, false], [false, true], [false, false]] as const) {
         for (const eps of [1e-5, 0.1]) {
-          const seed = freshSeed();
+          const seed = layerNormSeed(shape, withGamma);
           // Rows with a spread, so 1/σ stays moderate (a constant row has an ill-conditioned gradient).
           const inputs = [
             { shape, values: randomValues(product(shape), seed, 2, 0.5) },

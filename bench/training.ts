@@ -22,7 +22,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AttentionBackwardParams } from '../src/compute/core/attention-backward-params.js';
 import { cudaAttentionBackward, defaultBackwardConfig } from '../src/compute/cuda/attention/attention-backward.js';
-import { backwardConfigName, backwardMmaCandidates, backwardSimtCandidates, backwardSharedBytes } from '../src/compute/cuda/attention/attention-backward-kernels.js';
+import {
+  backwardConfigName,
+  backwardMmaCandidates,
+  backwardSimtCandidates,
+  backwardSharedBytes,
+  wgmmaBackwardHeadDim,
+  type BackwardConfig,
+} from '../src/compute/cuda/attention/attention-backward-kernels.js';
 import { paddedHeadDim } from '../src/compute/cuda/attention/attention-kernels.js';
 import type { CudaBackend } from '../src/compute/cuda/cuda-backend.js';
 import { GpuCompute } from '../src/compute/gpu-compute.js';
@@ -276,8 +283,10 @@ if (!quick) {
     const params = paramsOf(c, { q, k, v, out, lse, dOut, dq, dk, dv });
     const dp = paddedHeadDim(c.dim);
     const sdpa = torch?.attention[c.key]?.tflops;
-    for (const config of [...backwardMmaCandidates(dp), backwardSimtCandidates(dp)[0]!]) {
-      if (backwardSharedBytes(config, dp) > be.device.sharedMemoryPerBlockOptin) continue;
+    const { major, minor } = be.device.computeCapability;
+    const hopper: BackwardConfig[] = major === 9 && minor === 0 && wgmmaBackwardHeadDim(c.dim) !== undefined ? [{ family: 'wgmma' }] : [];
+    for (const config of [...hopper, ...backwardMmaCandidates(dp), backwardSimtCandidates(dp)[0]!]) {
+      if (backwardSharedBytes(config, config.family === 'wgmma' ? wgmmaBackwardHeadDim(c.dim)! : dp) > be.device.sharedMemoryPerBlockOptin) continue;
       const tflops = (flopsOf(c) / timeDevice(() => cudaAttentionBackward(be, params, config))) * 1e-6;
       console.log(`${c.key.padEnd(18)} ${backwardConfigName(config).padEnd(14)} ${tflops.toFixed(1)} TFLOP/s${sdpa === undefined ? '' : `  ${(tflops / sdpa).toFixed(2)}x SDPA`}`);
     }

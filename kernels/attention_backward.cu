@@ -1,6 +1,6 @@
 // Attention backward on CUDA cores (every dtype, any GPU), FlashAttention-2's algorithm:
 //
-//   attention_bwd_dot (attention_backward.cuh): D[row] = rowsum(dOut ∘ out).
+//   attention_bwd_dot (attention_backward_dot.cuh): D[row] = rowsum(dOut ∘ out).
 //   attention_bwd_simt: a block owns GC_BC keys of one (batch, k/v head) and walks the query rows
 //     of every query head that reads that k/v head (grouped-query attention sums there), GC_BR
 //     rows at a time. Per chunk it recomputes the scores S = q·kᵀ, P = 2^(S·scale·log2 e − lse·log2 e)
@@ -21,7 +21,7 @@
 // Module defines: GC_DTYPE, GC_HEAD_DIM (the head dim padded to a multiple of 16; columns past
 // the real one are zero), GC_BR and GC_BC (multiples of 16 dividing 256).
 // Dynamic shared memory: (2·DP·LK + 2·DP·LQ + 2·BR·LP + 2·BR) floats (the host computes it too).
-#include "attention_backward.cuh"
+#include "attention_backward_dot.cuh"
 
 namespace {
 

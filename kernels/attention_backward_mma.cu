@@ -22,7 +22,7 @@
 // load with cp.async; 0: element by element).
 // Dynamic shared memory (bytes): 2·(2·BC·LD + 4·BR·LD + BC·LDS) + 16·BR, LD = DP + 8, LDS = BR + 8:
 // K and V, two stages of Q and dOut, dSᵀ, then two stages of the rows' lse and D (f32).
-#include "attention_backward.cuh"
+#include "attention_backward_dot.cuh"
 #include "attention_tc.cuh"
 #include "matmul_mma.cuh"
 

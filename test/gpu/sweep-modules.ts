@@ -3,7 +3,7 @@
  * warmup (src/compute/cuda/warmup-specs.ts): every attention configuration the tests and the
  * tuner try (the Hopper ones when the device is sm_90 and NVRTC builds sm_90a, and every split-key
  * module: test/gpu/attention/decode.test.ts forces both engines); every tile of the
- * attention backward kernels and the GRU backward step kernel (test/gpu/training); the SIMT and
+ * attention backward kernels (the Hopper one on sm_90) and the GRU backward step kernel (test/gpu/training); the SIMT and
  * mma.sync matmul modules of the configuration sweep (test/gpu/matmul/config-sweep.ts: the GPU
  * tests and sanitize.ts) and of the tile sweep (bench/matmul-configs.ts: square row-major
  * products); and on sm_90 every wgmma matmul configuration for f16 and bf16 with every transpose,
@@ -12,7 +12,7 @@
  * only means that module is built later, at first use. Compiled with the warmup by the GPU test
  * setup (warmup-setup.ts) and `bench/precompile.ts`.
  */
-import { attentionBackwardModuleSpecs } from '../../src/compute/cuda/attention/attention-backward-kernels.js';
+import { attentionBackwardModuleSpecs, wgmmaBackwardModuleSpecs } from '../../src/compute/cuda/attention/attention-backward-kernels.js';
 import { decodeModuleSpecs } from '../../src/compute/cuda/attention/attention-decode-kernels.js';
 import { ATTENTION_HEAD_DIMS, attentionSpec, mmaTuningConfigs, simtCandidates, wgmmaCandidates } from '../../src/compute/cuda/attention/attention-kernels.js';
 import { GRU_BACKWARD_SPEC } from '../../src/compute/cuda/gru/gru-backward.js';
@@ -33,7 +33,7 @@ export function sweepModuleSpecs(target: Pick<WarmupTarget, 'deviceArch' | 'arch
     }
     for (const dtype of ['f32', 'f16', 'bf16'] as const) for (const config of simtCandidates(dp)) specs.push(attentionSpec(config, dtype, dp, false));
   }
-  specs.push(...decodeModuleSpecs(ATTENTION_HEAD_DIMS), ...attentionBackwardModuleSpecs(), GRU_BACKWARD_SPEC);
+  specs.push(...decodeModuleSpecs(ATTENTION_HEAD_DIMS), ...attentionBackwardModuleSpecs(), ...(hopper ? wgmmaBackwardModuleSpecs() : []), GRU_BACKWARD_SPEC);
   const matmul = (variant: MatmulVariant) => {
     const { file, defines, arch: own } = kernelSource(variant);
     specs.push({ file, defines, ...(own === undefined ? {} : { arch: own }) });

@@ -9,6 +9,7 @@ import {
   backwardMmaCandidates,
   backwardSharedBytes,
   backwardSimtCandidates,
+  wgmmaBackwardHeadDim,
   type BackwardConfig,
 } from '../../../src/compute/cuda/attention/attention-backward-kernels.js';
 import { paddedHeadDim } from '../../../src/compute/cuda/attention/attention-kernels.js';
@@ -17,12 +18,20 @@ import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import type { AttentionCase, FloatDType } from '../../unit/attention/cases.js';
 
-/** Every configuration this device runs for a head dim and dtype: the tensor-core tiles (sm_80+, 16-bit, head dims ≤ 128), then the CUDA-core ones. */
+/**
+ * Every configuration this device runs for a head dim and dtype: the Hopper kernel (sm_90, 16-bit,
+ * head dims that are multiples of 8 up to 128; the tests' fresh tensors have aligned rows), the
+ * tensor-core tiles (sm_80+, 16-bit, head dims ≤ 128), then the CUDA-core ones.
+ */
 export function backwardDeviceConfigs(gpu: GpuCompute, headDim: number, dtype: FloatDType): BackwardConfig[] {
   const backend = gpu.backend as unknown as CudaBackend;
+  const { major, minor } = backend.device.computeCapability;
   const dp = paddedHeadDim(headDim);
-  const mma = dtype !== 'f32' && backend.device.computeCapability.major >= 8 ? backwardMmaCandidates(dp) : [];
-  return [...mma, ...backwardSimtCandidates(dp)].filter((c) => backwardSharedBytes(c, dp) <= backend.device.sharedMemoryPerBlockOptin);
+  const optin = backend.device.sharedMemoryPerBlockOptin;
+  const hopperDim = dtype !== 'f32' && major === 9 && minor === 0 ? wgmmaBackwardHeadDim(headDim) : undefined;
+  const hopper: BackwardConfig[] = hopperDim !== undefined && backwardSharedBytes({ family: 'wgmma' }, hopperDim) <= optin ? [{ family: 'wgmma' }] : [];
+  const mma = dtype !== 'f32' && major >= 8 ? backwardMmaCandidates(dp) : [];
+  return [...hopper, ...[...mma, ...backwardSimtCandidates(dp)].filter((c) => backwardSharedBytes(c, dp) <= optin)];
 }
 
 /** The backward of case `c` with `config`, from the forward's `out` and `lse`, into fresh (dk, dv poisoned) gradients. */

@@ -8,7 +8,7 @@
  *   compute-sanitizer --tool synccheck node --import tsx test/gpu/training/sanitize-attention-backward.ts --defaults
  *
  * `--defaults` runs only the tile the launcher picks (racecheck is slow); `--mma` only the
- * tensor-core tiles. Every result is also checked against float64 on the stored values with dk
+ * mma.sync tiles; `--wgmma` only the Hopper kernel. Every result is also checked against float64 on the stored values with dk
  * and dv poisoned beforehand, so a clean run means in-bounds, race-free and correct. Exits
  * non-zero on a wrong result.
  */
@@ -32,13 +32,13 @@ const cases: AttentionCase[] = [
 ];
 
 const defaultsOnly = process.argv.includes('--defaults');
-const mmaOnly = process.argv.includes('--mma');
+const family = process.argv.includes('--mma') ? 'mma' : process.argv.includes('--wgmma') ? 'wgmma' : undefined;
 const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
 let runs = 0;
 let failures = 0;
 for (const c of cases) {
   for (const dtype of ['f32', 'f16', 'bf16'] as const) {
-    const all = backwardDeviceConfigs(gpu, c.headDim, dtype).filter((config) => !mmaOnly || config.family === 'mma');
+    const all = backwardDeviceConfigs(gpu, c.headDim, dtype).filter((config) => !family || config.family === family);
     const configs = defaultsOnly ? all.slice(0, 1) : all;
     if (configs.length === 0) continue;
     const t = backwardInputs(gpu, c, dtype);

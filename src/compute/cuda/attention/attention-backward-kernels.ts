@@ -1,19 +1,27 @@
 /**
  * The attention backward kernels as data: the CUDA-core kernel (`kernels/attention_backward.cu`,
- * every dtype) and the tensor-core one (`kernels/attention_backward_mma.cu`, f16/bf16 on sm_80+,
- * head dims up to 128), their tiles, module defines and shared memory, and the tile the launcher
- * picks for a device. Pure functions, so they are unit-tested without a GPU and drive the NVRTC
- * compile test.
+ * every dtype), the tensor-core one (`kernels/attention_backward_mma.cu`, f16/bf16 on sm_80+,
+ * head dims up to 128) and the Hopper one (`kernels/attention_backward_wgmma.cu`, f16/bf16 on
+ * sm_90 at head dims that are multiples of 8 up to 128), their tiles, module defines and shared
+ * memory, and the tile the launcher picks for a device. Pure functions, so they are unit-tested
+ * without a GPU and drive the NVRTC compile test.
  */
 import type { DType } from '../../core/dtype.js';
 import type { ModuleSpec } from '../../gpu/kernel-sources.js';
 import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
 import { ATTENTION_HEAD_DIMS } from './attention-kernels.js';
 
-export const ATTENTION_BACKWARD_SOURCE = { simt: 'attention_backward.cu', mma: 'attention_backward_mma.cu' } as const;
-/** The gradient kernel of each family; every module also defines `attention_bwd_dot` (D = rowsum(dOut ∘ out)). */
-export const ATTENTION_BACKWARD_ENTRY = { simt: 'attention_bwd_simt', mma: 'attention_bwd_mma' } as const;
+export const ATTENTION_BACKWARD_SOURCE = {
+  simt: 'attention_backward.cu',
+  mma: 'attention_backward_mma.cu',
+  wgmma: 'attention_backward_wgmma.cu',
+} as const;
+/** The gradient kernel of each family. */
+export const ATTENTION_BACKWARD_ENTRY = { simt: 'attention_bwd_simt', mma: 'attention_bwd_mma', wgmma: 'attention_bwd_wgmma' } as const;
+/** What the simt and mma modules also define: D = rowsum(dOut ∘ out), launched first. */
 export const ATTENTION_BACKWARD_DOT = 'attention_bwd_dot';
+/** What the Hopper module also defines: D and the base-2 log-sum-exp per 64-row query tile, launched first. */
+export const ATTENTION_BACKWARD_WGMMA_PREP = 'attention_bwd_wgmma_prep';
 /** Threads per block of the CUDA-core kernel and of the dot kernel. */
 export const ATTENTION_BACKWARD_THREADS = 256;
 /** Largest padded head dim of the tensor-core kernel (its dK and dV accumulators live in registers). */
@@ -33,7 +41,31 @@ export interface MmaBackwardConfig {
   readonly br: number;
 }
 
-export type BackwardConfig = SimtBackwardConfig | MmaBackwardConfig;
+/**
+ * The Hopper kernel's one tile: 128 keys per block (a consumer warpgroup of 64 each, and a
+ * producer) against 64-row query tiles.
+ */
+export interface WgmmaBackwardConfig {
+  readonly family: 'wgmma';
+}
+
+export type BackwardConfig = SimtBackwardConfig | MmaBackwardConfig | WgmmaBackwardConfig;
+
+/** Keys per block and query rows per tile of the Hopper kernel. */
+export const WGMMA_BACKWARD_KEYS = 128;
+export const WGMMA_BACKWARD_ROWS = 64;
+const WGMMA_BACKWARD_THREADS = 384;
+
+/**
+ * The head dim the Hopper kernel is compiled for at `headDim` (64 or 128: a smaller head dim is
+ * padded up, TMA reading the columns past it as zeros), or undefined where it does not run: head
+ * dims that are not multiples of 8 (TMA's rows are 16-byte multiples) or above 128 (dK and dV
+ * live in registers).
+ */
+export function wgmmaBackwardHeadDim(headDim: number): 64 | 128 | undefined {
+  if (headDim % 8 !== 0 || headDim < 8 || headDim > 128) return undefined;
+  return headDim <= 64 ? 64 : 128;
+}
 
 /**
  * CUDA-core tiles, preferred first (the first whose shared memory fits the device runs): the
@@ -63,6 +95,13 @@ export function backwardMmaCandidates(dp: number): MmaBackwardConfig[] {
 
 /** Dynamic shared memory of a tile, as the kernel lays it out. */
 export function backwardSharedBytes(config: BackwardConfig, dp: number): number {
+  if (config.family === 'wgmma') {
+    const keys = WGMMA_BACKWARD_KEYS;
+    const rows = WGMMA_BACKWARD_ROWS;
+    // 1024 for the swizzle alignment, K and V, two stages of Q and dOut, two dSᵀ buffers, two of
+    // (lse, D), the f32 dq tile, seven mbarriers.
+    return 1024 + 2 * keys * dp * 2 + 2 * 2 * rows * dp * 2 + 2 * keys * rows * 2 + 2 * 2 * rows * 4 + rows * (dp + 8) * 4 + 8 * 7;
+  }
   if (config.family === 'simt') {
     const lk = config.bc + 4;
     const lq = config.br + 4;
@@ -76,10 +115,12 @@ export function backwardSharedBytes(config: BackwardConfig, dp: number): number 
 
 /** Keys per block. */
 export function backwardKeysPerBlock(config: BackwardConfig): number {
+  if (config.family === 'wgmma') return WGMMA_BACKWARD_KEYS;
   return config.family === 'simt' ? config.bc : 16 * config.warps;
 }
 
 export function backwardThreads(config: BackwardConfig): number {
+  if (config.family === 'wgmma') return WGMMA_BACKWARD_THREADS;
   return config.family === 'simt' ? ATTENTION_BACKWARD_THREADS : 32 * config.warps;
 }
 
@@ -91,7 +132,11 @@ export function attentionBackwardSpec(config: BackwardConfig, dtype: Exclude<DTy
   if (config.family === 'simt') {
     return { file: ATTENTION_BACKWARD_SOURCE.simt, defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp, GC_BR: config.br, GC_BC: config.bc } };
   }
-  if (dtype === 'f32') throw new RangeError('attentionBackward: the tensor-core kernel takes f16 or bf16');
+  if (dtype === 'f32') throw new RangeError('attentionBackward: the tensor-core kernels take f16 or bf16');
+  if (config.family === 'wgmma') {
+    if (dp !== 64 && dp !== 128) throw new RangeError(`attentionBackward: the Hopper kernel is compiled for head dims 64 and 128, not ${dp}`);
+    return { file: ATTENTION_BACKWARD_SOURCE.wgmma, defines: { GC_DTYPE: DTYPE_CODE[dtype], GC_HEAD_DIM: dp }, arch: 'sm_90a' };
+  }
   if (!mmaFits(dp, config)) throw new RangeError(`attentionBackward: ${backwardConfigName(config)} does not split head dim ${dp}`);
   return {
     file: ATTENTION_BACKWARD_SOURCE.mma,
@@ -110,12 +155,18 @@ export function backwardConfig(dp: number, dtype: DType, major: number, optin: n
   return candidates.find((c) => backwardSharedBytes(c, dp) <= optin);
 }
 
-/** A short stable name, e.g. `simt 32x64` or `mma w8 br32`. */
+/** A short stable name, e.g. `simt 32x64`, `mma w8 br32` or `wgmma`. */
 export function backwardConfigName(config: BackwardConfig): string {
+  if (config.family === 'wgmma') return 'wgmma';
   return config.family === 'simt' ? `simt ${config.br}x${config.bc}` : `mma w${config.warps} br${config.br}`;
 }
 
-/** What CI compiles: every tile of every head dim and dtype (both load paths for the tensor-core kernel). */
+/** The Hopper modules (sm_90a, which CI's NVRTC 11.8 cannot build): both head dims, both 16-bit dtypes. */
+export function wgmmaBackwardModuleSpecs(): ModuleSpec[] {
+  return ([64, 128] as const).flatMap((dp) => (['f16', 'bf16'] as const).map((dtype) => attentionBackwardSpec({ family: 'wgmma' }, dtype, dp)));
+}
+
+/** What CI compiles: every tile of every head dim and dtype (both load paths for the tensor-core kernel); not the sm_90a kernel. */
 export function attentionBackwardModuleSpecs(): ModuleSpec[] {
   return ATTENTION_HEAD_DIMS.flatMap((dp) => [
     ...(['f32', 'f16', 'bf16'] as const).flatMap((dtype) => backwardSimtCandidates(dp).map((c) => attentionBackwardSpec(c, dtype, dp))),

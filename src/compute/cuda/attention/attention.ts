@@ -62,7 +62,7 @@ function attentionFlops(p: AttentionParams): number {
   return 4 * p.batch * p.heads * p.seqQ * keys * p.headDim;
 }
 
-/** `GPUCOMPUTE_ATTENTION_WGMMA=0` turns the Hopper kernel off (the mma.sync kernel remains). */
+/** `GPUCOMPUTE_ATTENTION_WGMMA=0` turns the Hopper kernels off, forward and backward (the mma.sync kernels remain). */
 export function attentionWgmmaEnabled(): boolean {
   return process.env.GPUCOMPUTE_ATTENTION_WGMMA !== '0';
 }

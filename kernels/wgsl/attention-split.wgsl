@@ -22,6 +22,11 @@
 // rescale's branch, it ran within 1% of the butterfly at 2 rows per lane (D128-D256, one
 // exponential per row and key instead of G, 18 shuffles per row and chunk instead of 24), and at
 // half speed at 3 or 4 rows: neither the softmax's instructions nor its shuffles limit this kernel.)
+// With KSPLIT the keys of each block of rows are split into KS parts, one workgroup each (the KS
+// workgroups of a block are consecutive along y): each takes whole blocks of BKV keys of the
+// block's visible keys and writes its rows' unnormalised output to `part` and their running
+// maximum (base 2) and sum to `stats`, for attention-combine.wgsl to merge (see
+// attention-key-split.ts for when that pays).
 
 const D: u32 = {{D}}u;
 const D4: u32 = D / 4u;
@@ -36,6 +41,9 @@ const DV: u32 = D4 / G;           // 4-column groups per lane
 const KV4: u32 = BKV * D4;        // 16-byte words of a K (or V) block
 const KL: u32 = (KV4 + T - 1u) / T;    // words of a K (or V) block each invocation fetches (at most)
 const LAZY_BITS: f32 = 8.0;
+//#if KSPLIT
+const KS: u32 = {{KS}}u;
+//#endif
 
 var<workgroup> Ks: array<vec4<f32>, KV4>;
 var<workgroup> Vs: array<vec4<f32>, KV4>;
@@ -52,7 +60,12 @@ fn ld4v(at: u32) -> vec4<f32> {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let g = tid % G;
   let rg = tid / G;
+//#if KSPLIT
+  let part = wid.y % KS;
+  let tile = attention_tile(vec3<u32>(wid.x, wid.y / KS, wid.z), vec3<u32>(nwg.x, nwg.y / KS, nwg.z), BQ);
+//#else
   let tile = attention_tile(wid, nwg, BQ);
+//#endif
   let q0 = tile.q0;
   let scale2 = P.scale * LOG2E;
   for (var b = tile.b0; b < P.batch; b += tile.b_step) {
@@ -61,6 +74,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let kv_base = kv_start(b, tile.kvh, D);
     let key_end = block_key_end(valid, q0, BQ);
     let dense_end = block_dense_end(valid, q0);
+    // The keys this workgroup takes: all of them, or with KSPLIT its part (whole blocks of BKV, the last part the rest).
+//#if KSPLIT
+    let span = ((key_end + BKV - 1u) / BKV + KS - 1u) / KS * BKV;
+    let k_lo = min(part * span, key_end);
+    let k_hi = min(k_lo + span, key_end);
+//#else
+    let k_lo = 0u;
+    let k_hi = key_end;
+//#endif
     var q: array<array<vec4<f32>, DV>, RQ>;
     var o: array<array<vec4<f32>, DV>, RQ>;
     var m: array<f32, RQ>;
@@ -85,14 +107,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var vr: array<vec4<f32>, KL>;
     for (var l = 0u; l < KL; l++) {
       let idx = tid + l * T;
-      let j = idx / D4;
-      let at = kv_base + min(j, max(key_end, 1u) - 1u) * D + (idx % D4) * 4u;
-      let live = j < min(key_end, BKV);
+      let j = k_lo + idx / D4;
+      let at = kv_base + min(j, max(k_hi, 1u) - 1u) * D + (idx % D4) * 4u;
+      let live = j < k_hi;
       kr[l] = select(vec4<f32>(0.0), ld4k(at), live);
       vr[l] = select(vec4<f32>(0.0), ld4v(at), live);
     }
 //#endif
-    for (var k0 = 0u; k0 < key_end; k0 += BKV) {
+    for (var k0 = k_lo; k0 < k_hi; k0 += BKV) {
       workgroupBarrier();
       for (var l = 0u; l < KL; l++) {
         let idx = tid + l * T;
@@ -102,28 +124,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           Vs[idx] = vr[l];
 //#else
           let j = k0 + idx / D4;
-          let at = kv_base + min(j, key_end - 1u) * D + (idx % D4) * 4u;
-          Ks[idx] = select(vec4<f32>(0.0), ld4k(at), j < key_end);
-          Vs[idx] = select(vec4<f32>(0.0), ld4v(at), j < key_end);
+          let at = kv_base + min(j, k_hi - 1u) * D + (idx % D4) * 4u;
+          Ks[idx] = select(vec4<f32>(0.0), ld4k(at), j < k_hi);
+          Vs[idx] = select(vec4<f32>(0.0), ld4v(at), j < k_hi);
 //#endif
         }
       }
       workgroupBarrier();
 //#if PREFETCH
       let next = k0 + BKV;
-      if (next < key_end) {
+      if (next < k_hi) {
         for (var l = 0u; l < KL; l++) {
           let idx = tid + l * T;
           let j = next + idx / D4;
-          let at = kv_base + min(j, key_end - 1u) * D + (idx % D4) * 4u;
-          kr[l] = select(vec4<f32>(0.0), ld4k(at), j < key_end);
-          vr[l] = select(vec4<f32>(0.0), ld4v(at), j < key_end);
+          let at = kv_base + min(j, k_hi - 1u) * D + (idx % D4) * 4u;
+          kr[l] = select(vec4<f32>(0.0), ld4k(at), j < k_hi);
+          vr[l] = select(vec4<f32>(0.0), ld4v(at), j < k_hi);
         }
       }
 //#endif
       for (var kc = 0u; kc < BKV; kc += KC) {
         let c0 = k0 + kc;
-        if (c0 >= key_end) {
+        if (c0 >= k_hi) {
           break;
         }
         // Partial scores over this lane's columns, then summed across the row's G lanes.
@@ -205,6 +227,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (row >= P.sq) {
         continue;
       }
+//#if KSPLIT
+      // This part's share, unnormalised: its sum and output relative to its own running maximum.
+      let at = part * (P.batch * P.hq * P.sq) + (b * P.hq + tile.h) * P.sq + row;
+      for (var c = 0u; c < DV; c++) {
+        let v = o[i][c];
+        let d = at * D + (c * G + g) * 4u;
+        st_part(d, v.x);
+        st_part(d + 1u, v.y);
+        st_part(d + 2u, v.z);
+        st_part(d + 3u, v.w);
+      }
+      if (g == 0u) {
+        st_stats(2u * at, m[i]);
+        st_stats(2u * at + 1u, l_sum[i]);
+      }
+//#else
       let live = l_sum[i] > 0.0 || is_nan(l_sum[i]);
       let inv = select(0.0, 1.0 / l_sum[i], live);
       let o_base = q_base + row * D;
@@ -220,6 +258,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (g == 0u) {
         st_lse((b * P.hq + tile.h) * P.sq + row, select(-f32_inf(), m[i] * LN2 + log_acc(l_sum[i]), live));
       }
+//#endif
 //#endif
     }
   }

@@ -3,7 +3,8 @@
  * specialised per head dim, and the choice among them:
  * - `kernels/wgsl/attention-split.wgsl` (`attention-split.ts`), query rows in registers and the
  *   head dim split across subgroup lanes, for head dims from {@link SPLIT_MIN_HEAD_DIM} where
- *   subgroups allow it;
+ *   subgroups allow it; where its grid would leave the device idle, each query block's keys are
+ *   split over several workgroups and merged after (`attention-key-split.ts`);
  * - `kernels/wgsl/attention-flash.wgsl`, register-blocked (each invocation owns a few query rows
  *   by a few keys, then by a few 4-column groups of the output), for the other head dims that are
  *   multiples of 16 up to what the device's workgroup memory holds (128 on 48 KB);
@@ -12,7 +13,7 @@
  */
 import type { AttentionParams } from '../core/attention-params.js';
 import { attentionFlags, attentionKey, attentionRoles, ATTENTION_PARAMS, dispatchAttention } from './attention-dispatch.js';
-import { splitAttention, splitBlock, splitBytes, splitFits, type SplitBlock } from './attention-split.js';
+import { splitAttention, splitBlock, splitBytes, splitFits, splitRule, type SplitBlock } from './attention-split.js';
 import { cachedSpec, type WebGpuOpContext } from './op-context.js';
 import { WebGpuCapabilityError } from './webgpu-errors.js';
 import type { KernelSpec } from './wgsl.js';
@@ -115,7 +116,7 @@ function flashAttention(ctx: WebGpuOpContext, p: AttentionParams, block: FlashBl
 function runForced(ctx: WebGpuOpContext, p: AttentionParams, forced: FlashBlock | SplitBlock, limit: number): boolean {
   const sg = ctx.subgroupSize;
   if ('lanes' in forced) {
-    if (!splitFits(forced, p.headDim, sg) || splitBytes(forced, p.headDim) > limit) return false;
+    if (!splitFits(forced, p.headDim, sg) || splitBytes(forced, p.headDim, p.keyLengths !== undefined) > limit) return false;
     splitAttention(ctx, p, forced);
     return true;
   }
@@ -134,7 +135,7 @@ export function webgpuAttention(ctx: WebGpuOpContext, p: AttentionParams): void 
   } else if (forced === undefined && p.seqQ * p.seqK >= FLASH_MIN_SCORES && !ctx.dev.adapterInfo.fallback) {
     // A software adapter (lavapipe, SwiftShader) keeps the scalar kernel unless a test forces a block:
     // there each specialisation of the blocked ones takes 8–10 s to build, and speed is the CPU's.
-    const split = p.headDim >= SPLIT_MIN_HEAD_DIM ? splitBlock(p.headDim, limit, sg) : undefined;
+    const split = p.headDim >= SPLIT_MIN_HEAD_DIM ? splitBlock(p.headDim, limit, sg, splitRule(p.headDim), p.keyLengths !== undefined) : undefined;
     if (split) {
       splitAttention(ctx, p, split);
       return;

@@ -14,7 +14,7 @@ import {
   referenceFor,
 } from '../attention/cases.js';
 import { attentionBlock, attentionBytes, attentionTuning, FLASH_BLOCKS, flashBlock, flashBytes, SPLIT_MIN_HEAD_DIM } from '../../../src/compute/webgpu/attention.js';
-import { splitBlock, splitBytes, splitFits, splitInvocations, type SplitBlock } from '../../../src/compute/webgpu/attention-split.js';
+import { splitBlock, splitBytes, splitFits, splitInvocations, splitRule, type SplitBlock } from '../../../src/compute/webgpu/attention-split.js';
 import { checkCell, checkGru, checkRollout, GRU_BOUND } from '../gru/checks.js';
 import { knownMatrix } from '../svd/known-spectrum.js';
 import { expectRecovered, runSvd } from '../svd/svd-checks.js';
@@ -148,6 +148,10 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
         expect(splitInvocations(b!)).toBeLessThanOrEqual(256);
       }
     }
+    // Head dims 192-256 take the most keys that fill 48 KB; the key lengths' 4 bytes keep D256 at 16.
+    expect(splitBlock(256, 49152, 32, splitRule(256), false)?.bkv).toBe(24);
+    expect(splitBlock(256, 49152, 32, splitRule(256), true)?.bkv).toBe(16);
+    expect(splitBlock(192, 49152, 32, splitRule(192), false)?.bkv).toBe(32);
     expect(splitBlock(128, 49152, undefined), 'no subgroups').toBeUndefined();
     expect(splitBlock(200, 49152, 32), 'D200: 25 column groups per lane').toBeUndefined();
     expect(splitBlock(130, 49152, 32), 'D130: not a multiple of 4').toBeUndefined();

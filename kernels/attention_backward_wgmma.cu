@@ -14,7 +14,8 @@
 //     shared memory by cp.async one tile ahead):
 //       Sᵀ = K·Qᵀ and dPᵀ = V·dOutᵀ (both operands K-major in shared memory),
 //       Pᵀ = 2^(Sᵀ·scale·log2 e − lse2) (0 where masked), dSᵀ = Pᵀ ∘ (dPᵀ − D),
-//       dV += Pᵀ·dOut and dK += dSᵀ·Q (Pᵀ and dSᵀ from registers, dOut and Q N-major),
+//       dV += Pᵀ·dOut (running while dSᵀ is computed) and dK += dSᵀ·Q (Pᵀ and dSᵀ from
+//       registers, dOut and Q N-major),
 //     with dK and dV in registers for the whole walk. dSᵀ also goes to shared memory (swizzled as
 //     a wgmma operand, double-buffered), and after a barrier of the two consumers each computes
 //     half the columns of dq = scale·dS·K over all 128 keys (dS read transposed from dSᵀ, K
@@ -301,29 +302,34 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
       }
     }
-    gc_wgmma_wait<0>();
-    pin(dp);
-    // Pᵀ and dSᵀ as A fragments over the queries (k-step n / 2), and dSᵀ into shared memory:
-    // row = key (warpgroup c's rows c·64...), the 16-byte chunk of query 8n swizzled by the row.
+    // Pᵀ as A fragments over the queries (k-step n / 2); dV += Pᵀ·dOut runs while dSᵀ is computed.
     unsigned pf[BR / 16][4], df[BR / 16][4];
+#pragma unroll
+    for (int n = 0; n < BR / 8; n++)
+#pragma unroll
+      for (int h = 0; h < 2; h++) pf[n / 2][(n % 2) * 2 + h] = gc_pack2(sc[4 * n + 2 * h], sc[4 * n + 2 * h + 1]);
+    gc_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BR / 16; kk++) wgmma_rows(acc_v, pf[kk], nmajor_desc(sm.d_out_stage(s), BR, kk));
+    gc_wgmma_commit();
+
+    gc_wgmma_wait<1>();  // dPᵀ is complete; dV may still run
+    pin(dp);
+    // dSᵀ as A fragments, and into shared memory: row = key (warpgroup c's rows c·64...), the
+    // 16-byte chunk of query 8n swizzled by the row.
 #pragma unroll
     for (int n = 0; n < BR / 8; n++) {
       const float2 dl = *reinterpret_cast<const float2*>(delta + n * 8 + 2 * t);
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        const float p0 = sc[4 * n + 2 * h], p1 = sc[4 * n + 2 * h + 1];
-        const unsigned ds = gc_pack2(p0 * (dp[4 * n + 2 * h] - dl.x), p1 * (dp[4 * n + 2 * h + 1] - dl.y));
-        pf[n / 2][(n % 2) * 2 + h] = gc_pack2(p0, p1);
+        const unsigned ds = gc_pack2(sc[4 * n + 2 * h] * (dp[4 * n + 2 * h] - dl.x), sc[4 * n + 2 * h + 1] * (dp[4 * n + 2 * h + 1] - dl.y));
         df[n / 2][(n % 2) * 2 + h] = ds;
         const int row = c * 64 + warp * 16 + g + 8 * h;
         const unsigned at = sm.ds_buffer(it) + row * ROW + ((n ^ (row % 8)) * 16) + 4 * t;
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(ds) : "memory");
       }
     }
-
     gc_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BR / 16; kk++) wgmma_rows(acc_v, pf[kk], nmajor_desc(sm.d_out_stage(s), BR, kk));
 #pragma unroll
     for (int kk = 0; kk < BR / 16; kk++) wgmma_rows(acc_k, df[kk], nmajor_desc(sm.q_stage(s), BR, kk));
     gc_wgmma_commit();

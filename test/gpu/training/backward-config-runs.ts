@@ -9,6 +9,7 @@ import {
   backwardMmaCandidates,
   backwardSharedBytes,
   backwardSimtCandidates,
+  MMA_BACKWARD_MIN_HEAD_DIM,
   wgmmaBackwardHeadDim,
   type BackwardConfig,
 } from '../../../src/compute/cuda/attention/attention-backward-kernels.js';
@@ -21,7 +22,7 @@ import type { AttentionCase, FloatDType } from '../../unit/attention/cases.js';
 /**
  * Every configuration this device runs for a head dim and dtype: the Hopper kernel (sm_90, 16-bit,
  * head dims that are multiples of 8 up to 128; the tests' fresh tensors have aligned rows), the
- * tensor-core tiles (sm_80+, 16-bit, head dims ≤ 128), then the CUDA-core ones.
+ * tensor-core tiles (sm_80+, 16-bit, head dims 8 to 128), then the CUDA-core ones.
  */
 export function backwardDeviceConfigs(gpu: GpuCompute, headDim: number, dtype: FloatDType): BackwardConfig[] {
   const backend = gpu.backend as unknown as CudaBackend;
@@ -30,7 +31,7 @@ export function backwardDeviceConfigs(gpu: GpuCompute, headDim: number, dtype: F
   const optin = backend.device.sharedMemoryPerBlockOptin;
   const hopperDim = dtype !== 'f32' && major === 9 && minor === 0 ? wgmmaBackwardHeadDim(headDim) : undefined;
   const hopper: BackwardConfig[] = hopperDim !== undefined && backwardSharedBytes({ family: 'wgmma' }, hopperDim) <= optin ? [{ family: 'wgmma' }] : [];
-  const mma = dtype !== 'f32' && major >= 8 ? backwardMmaCandidates(dp) : [];
+  const mma = dtype !== 'f32' && major >= 8 && headDim >= MMA_BACKWARD_MIN_HEAD_DIM ? backwardMmaCandidates(dp) : [];
   return [...hopper, ...[...mma, ...backwardSimtCandidates(dp)].filter((c) => backwardSharedBytes(c, dp) <= optin)];
 }
 

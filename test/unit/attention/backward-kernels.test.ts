@@ -73,6 +73,10 @@ describe('attention backward kernel configurations', () => {
       }
     }
     expect(backwardConfig(256, 'f32', 9, 16 * 1024)).toBeUndefined();
+    // Head dims below 8 (padded to 16) take the CUDA-core kernel.
+    expect(backwardConfig(16, 'bf16', 9, H100_OPTIN, 1)?.family).toBe('simt');
+    expect(backwardConfig(16, 'f16', 8, H100_OPTIN, 7)?.family).toBe('simt');
+    expect(backwardConfig(16, 'f16', 8, H100_OPTIN, 8)?.family).toBe('mma');
   });
 
   it('lists every tile of both kernels for CI, with the kernels each module defines', () => {

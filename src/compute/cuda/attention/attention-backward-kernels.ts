@@ -1,7 +1,7 @@
 /**
  * The attention backward kernels as data: the CUDA-core kernel (`kernels/attention_backward.cu`,
  * every dtype), the tensor-core one (`kernels/attention_backward_mma.cu`, f16/bf16 on sm_80+,
- * head dims up to 128) and the Hopper one (`kernels/attention_backward_wgmma.cu`, f16/bf16 on
+ * head dims 8 to 128) and the Hopper one (`kernels/attention_backward_wgmma.cu`, f16/bf16 on
  * sm_90 at head dims that are multiples of 8 up to 128), their tiles, module defines and shared
  * memory, and the tile the launcher picks for a device. Pure functions, so they are unit-tested
  * without a GPU and drive the NVRTC compile test.
@@ -145,12 +145,20 @@ export function attentionBackwardSpec(config: BackwardConfig, dtype: Exclude<DTy
 }
 
 /**
- * The tile for a problem on a device: the tensor-core kernel for f16/bf16 on sm_80 and up at
- * head dims up to 128, else the CUDA-core one; the first candidate whose shared memory fits
- * `optin` bytes; undefined when none does.
+ * Smallest head dim the tensor-core kernel takes. Below it the kernel would pad the head dim to
+ * 16, and its P and dS, rounded to 16 bits before the products, are no longer averaged over
+ * columns: at head dim 1 in bf16 a single cancelling element of dv or dq exceeded the 16-bit
+ * bound. The CUDA-core kernel computes those in f32.
  */
-export function backwardConfig(dp: number, dtype: DType, major: number, optin: number): BackwardConfig | undefined {
-  const tensorCores = dtype !== 'f32' && major >= 8;
+export const MMA_BACKWARD_MIN_HEAD_DIM = 8;
+
+/**
+ * The tile for a problem on a device: the tensor-core kernel for f16/bf16 on sm_80 and up at
+ * head dims 8 to 128 (`headDim`, the unpadded one), else the CUDA-core one; the first candidate
+ * whose shared memory fits `optin` bytes; undefined when none does.
+ */
+export function backwardConfig(dp: number, dtype: DType, major: number, optin: number, headDim = dp): BackwardConfig | undefined {
+  const tensorCores = dtype !== 'f32' && major >= 8 && headDim >= MMA_BACKWARD_MIN_HEAD_DIM;
   const candidates: BackwardConfig[] = [...(tensorCores ? backwardMmaCandidates(dp) : []), ...backwardSimtCandidates(dp)];
   return candidates.find((c) => backwardSharedBytes(c, dp) <= optin);
 }

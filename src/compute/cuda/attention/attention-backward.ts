@@ -7,7 +7,7 @@
  *   reductions of whole rows); its first kernel also lays out each query tile's log-sum-exp
  *   beside D, so a tile's statistics load as one copy;
  * - else the tensor-core kernel (`kernels/attention_backward_mma.cu`) for f16/bf16 on sm_80 and
- *   up at head dims up to 128, else the CUDA-core one (`kernels/attention_backward.cu`), both
+ *   up at head dims 8 to 128, else the CUDA-core one (`kernels/attention_backward.cu`), both
  *   adding dq with atomics; the first tile of the family whose shared memory fits runs.
  * `config` overrides the choice (tests reach every kernel with it); `GPUCOMPUTE_ATTENTION_WGMMA=0`
  * turns the Hopper kernels off. Scratch: D (4 bytes per query row; 8 per row of whole 64-row
@@ -82,7 +82,7 @@ export function defaultBackwardConfig(backend: CudaContext, p: AttentionBackward
   if (attentionWgmmaEnabled() && wgmmaRuns(backend, p)) return { family: 'wgmma' };
   const dp = paddedHeadDim(p.headDim);
   const optin = backend.device.sharedMemoryPerBlockOptin;
-  const config = backwardConfig(dp, p.q.dtype, backend.device.computeCapability.major, optin);
+  const config = backwardConfig(dp, p.q.dtype, backend.device.computeCapability.major, optin, p.headDim);
   if (!config) throw new GpuError('UNSUPPORTED', `attentionBackward: head dim ${p.headDim} needs more shared memory than this device's ${optin} bytes`);
   return config;
 }

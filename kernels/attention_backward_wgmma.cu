@@ -32,7 +32,6 @@
 // WGMMA_BACKWARD_SHARED_BYTES of attention-backward-kernels.ts.
 #include "attention.cuh"
 #include "attention_backward.cuh"
-#include "attention_backward_wgmma_ops.cuh"
 #include "attention_tc.cuh"
 #include "attention_wgmma_ops.cuh"
 #include "cp_async.cuh"
@@ -97,22 +96,6 @@ __device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int row
 // N-major operand (rows are the reduction dim) of `rows` rows: a k-step is 16 rows, 64-column blocks rows·128 bytes apart.
 __device__ __forceinline__ unsigned long long nmajor_desc(unsigned base, int rows, int kk) {
   return gc_wgmma_desc(base + kk * 16 * ROW, rows * ROW, 1024);
-}
-
-template <int N> __device__ __forceinline__ void wgmma_k_major(float (&d)[N / 2], unsigned long long da, unsigned long long db, int accumulate) {
-#if GC_DTYPE == GC_F16
-  gc_attn_wgmma_ss_f16(d, da, db, accumulate);
-#else
-  gc_attn_wgmma_ss_bf16(d, da, db, accumulate);
-#endif
-}
-
-__device__ __forceinline__ void wgmma_rows(float (&d)[DP / 2], const unsigned (&a)[4], unsigned long long db) {
-#if GC_DTYPE == GC_F16
-  gc_attn_wgmma_rs_f16(d, a, db);
-#else
-  gc_attn_wgmma_rs_bf16(d, a, db);
-#endif
 }
 
 // Ties registers an asynchronous wgmma reads or writes to this point of the program.
@@ -275,11 +258,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     float sc[BR / 2], dp[BR / 2];
     gc_wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < DP / 16; kk++) wgmma_k_major<BR>(sc, kmajor_desc(sm.k + c * 64 * ROW, BC, kk), kmajor_desc(sm.q_stage(s), BR, kk), kk > 0);
+    for (int kk = 0; kk < DP / 16; kk++) gc_attn_wgmma_ss(sc, kmajor_desc(sm.k + c * 64 * ROW, BC, kk), kmajor_desc(sm.q_stage(s), BR, kk), kk > 0);
     gc_wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < DP / 16; kk++)
-      wgmma_k_major<BR>(dp, kmajor_desc(sm.v + c * 64 * ROW, BC, kk), kmajor_desc(sm.d_out_stage(s), BR, kk), kk > 0);
+      gc_attn_wgmma_ss(dp, kmajor_desc(sm.v + c * 64 * ROW, BC, kk), kmajor_desc(sm.d_out_stage(s), BR, kk), kk > 0);
     gc_wgmma_commit();
 
     // Pᵀ: accumulator element 4n + 2h + e is key keys0 + 16·warp + g + 8h, query q0 + 8n + 2t + e.
@@ -310,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int h = 0; h < 2; h++) pf[n / 2][(n % 2) * 2 + h] = gc_pack2(sc[4 * n + 2 * h], sc[4 * n + 2 * h + 1]);
     gc_wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BR / 16; kk++) wgmma_rows(acc_v, pf[kk], nmajor_desc(sm.d_out_stage(s), BR, kk));
+    for (int kk = 0; kk < BR / 16; kk++) gc_attn_wgmma_rs(acc_v, pf[kk], nmajor_desc(sm.d_out_stage(s), BR, kk));
     gc_wgmma_commit();
 
     gc_wgmma_wait<1>();  // dPᵀ is complete; dV may still run
@@ -331,7 +314,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
     gc_wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BR / 16; kk++) wgmma_rows(acc_k, df[kk], nmajor_desc(sm.q_stage(s), BR, kk));
+    for (int kk = 0; kk < BR / 16; kk++) gc_attn_wgmma_rs(acc_k, df[kk], nmajor_desc(sm.q_stage(s), BR, kk));
     gc_wgmma_commit();
 
     // Both warpgroups' dSᵀ and the next tile's statistics are stored. Past this barrier both have
@@ -346,7 +329,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gc_wgmma_fence();
     const unsigned k_cols = sm.k + (c * DQ_COLS / 64) * BC * ROW + (c * DQ_COLS % 64) * 2;
 #pragma unroll
-    for (int kk = 0; kk < BC / 16; kk++) gc_bwd_wgmma_tt(acc_q, nmajor_desc(sm.ds_buffer(it), BC, kk), nmajor_desc(k_cols, BC, kk), kk > 0);
+    for (int kk = 0; kk < BC / 16; kk++) gc_attn_wgmma_tt(acc_q, nmajor_desc(sm.ds_buffer(it), BC, kk), nmajor_desc(k_cols, BC, kk), kk > 0);
     gc_wgmma_commit();
     gc_wgmma_wait<0>();
     pin(acc_q);

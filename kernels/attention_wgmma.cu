@@ -110,14 +110,14 @@ __device__ __forceinline__ void drain_tile(unsigned full, unsigned empty, int j)
 // S = Q·Kᵀ for the warpgroup's 64 rows (Q at q_addr within its column blocks of BR rows) as one wgmma group.
 __device__ __forceinline__ void issue_scores(float (&s)[BC / 2], unsigned q_addr, unsigned k_addr) {
 #pragma unroll
-  for (int kk = 0; kk < DP / 16; kk++) wgmma_scores(s, kmajor_desc(q_addr, BR, kk), kmajor_desc(k_addr, BC, kk), kk > 0);
+  for (int kk = 0; kk < DP / 16; kk++) gc_attn_wgmma_ss(s, kmajor_desc(q_addr, BR, kk), kmajor_desc(k_addr, BC, kk), kk > 0);
   gc_wgmma_commit();
 }
 
 // O += P·V as one wgmma group.
 __device__ __forceinline__ void issue_values(float (&o)[DP / 2], const unsigned (&pf)[BC / 16][4], unsigned v_addr) {
 #pragma unroll
-  for (int kk = 0; kk < BC / 16; kk++) wgmma_values(o, pf[kk], v_desc(v_addr, kk));
+  for (int kk = 0; kk < BC / 16; kk++) gc_attn_wgmma_rs(o, pf[kk], v_desc(v_addr, kk));
   gc_wgmma_commit();
 }
 

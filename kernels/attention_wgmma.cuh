@@ -1,6 +1,6 @@
 // Device helpers of the Hopper attention kernel (attention_wgmma.cu): shared-memory descriptors
-// of the 128-byte-swizzled tiles, the two wgmma chains of one key tile, register pinning around
-// asynchronous wgmma, the online softmax of a key tile and the output rows.
+// of the 128-byte-swizzled tiles, register pinning around asynchronous wgmma, the online softmax
+// of a key tile and the output rows.
 // Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64, 128, 192 or 256: the head dim
 // padded up, the padding columns reading as zeros), GC_KEY_TILE (keys per tile: 64 to 128, a
 // multiple of 16).
@@ -25,22 +25,6 @@ __device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int row
 
 // N-major V: 64-column blocks of BC key rows (BC·128 bytes apart), a k-step is 16 key rows.
 __device__ __forceinline__ unsigned long long v_desc(unsigned base, int kk) { return gc_wgmma_desc(base + kk * 16 * ROW, BC * ROW, 1024); }
-
-__device__ __forceinline__ void wgmma_scores(float (&s)[BC / 2], unsigned long long da, unsigned long long db, int accumulate) {
-#if GC_DTYPE == GC_F16
-  gc_attn_wgmma_ss_f16(s, da, db, accumulate);
-#else
-  gc_attn_wgmma_ss_bf16(s, da, db, accumulate);
-#endif
-}
-
-__device__ __forceinline__ void wgmma_values(float (&o)[DP / 2], const unsigned (&a)[4], unsigned long long db) {
-#if GC_DTYPE == GC_F16
-  gc_attn_wgmma_rs_f16(o, a, db);
-#else
-  gc_attn_wgmma_rs_bf16(o, a, db);
-#endif
-}
 
 // Ties registers an asynchronous wgmma reads or writes to this point of the program, so the
 // compiler neither reads accumulators before the wait nor reuses operand registers early.

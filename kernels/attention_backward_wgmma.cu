@@ -21,15 +21,16 @@
 //     half the columns of dq = scale·dS·K over all 128 keys (dS read transposed from dSᵀ, K
 //     N-major) into an f32 tile. A second producer warp adds that tile to the f32 dq accumulator
 //     with bulk reductions (cp.reduce.async.bulk, one per row; no per-element atomics), handing it
-//     back through "dq full" and "dq empty" mbarriers, so the consumers never wait for the adds.
+//     back through "dq full" and "dq empty" mbarriers: the consumers wait only until the previous
+//     tile has been read, never for the adds.
 //
 // Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64 or 128).
 // Parameters of attention_bwd_wgmma: the tensor maps of q and dOut ([batch·heads][seq_q][d],
 // boxes of 64 columns × 64 rows) and of k and v ([batch·kv heads][seq_k][d], boxes of 64 × 128),
 // the statistics, key lengths (or null), dq (f32, zeroed), dk, dv, pair0, heads, group, seq_q,
 // seq_k, d (a multiple of 8, at most GC_HEAD_DIM), scale, causal.
-// Grid: (ceil(seq_k / 128), pairs of (batch, k/v head)); block 384; dynamic shared memory
-// WGMMA_BACKWARD_SHARED_BYTES of attention-backward-kernels.ts.
+// Grid: (ceil(seq_k / 128), pairs of (batch, k/v head)); block 384; dynamic shared memory as
+// backwardSharedBytes of attention-backward-kernels.ts counts it (the layout of smem_layout).
 #include "attention.cuh"
 #include "attention_backward.cuh"
 #include "attention_tc.cuh"

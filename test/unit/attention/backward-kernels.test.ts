@@ -2,9 +2,16 @@
  * The attention backward kernels as data: shared memory as the kernels lay it out, the tiles each
  * family offers per head dim (only those whose warps split dq evenly, as the kernel's static
  * checks demand), the tile the launcher picks per device, and the module specs CI compiles; the
- * Hopper kernel's head dims, shared memory and sm_90a modules.
+ * Hopper kernel's head dims, shared memory and sm_90a modules; and the configuration
+ * `defaultBackwardConfig` picks on a fake device of each arch.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AttentionBackwardParams } from '../../../src/compute/core/attention-backward-params.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
+import type { TensorView } from '../../../src/compute/core/view.js';
+import { defaultBackwardConfig } from '../../../src/compute/cuda/attention/attention-backward.js';
+import type { CudaContext } from '../../../src/compute/cuda/cuda-context.js';
+import { archSharedMemoryOptin } from '../../../src/compute/cuda/warmup-target.js';
 import {
   ATTENTION_BACKWARD_DOT,
   ATTENTION_BACKWARD_SOURCE,
@@ -117,5 +124,39 @@ describe('attention backward kernel configurations', () => {
         .sort(),
     );
     expect(attentionBackwardModuleSpecs().some((s) => s.file === ATTENTION_BACKWARD_SOURCE.wgmma)).toBe(false);
+  });
+});
+
+describe('defaultBackwardConfig on a fake device of each arch', () => {
+  afterEach(() => {
+    delete process.env.GPUCOMPUTE_ATTENTION_WGMMA;
+  });
+  const backend = (arch: string, misaligned?: TensorView): CudaContext => {
+    const n = Number(arch.slice(3));
+    const device = { computeCapability: { major: Math.floor(n / 10), minor: n % 10 }, sharedMemoryPerBlockOptin: archSharedMemoryOptin(arch) };
+    return { device, address: (view: TensorView) => (view === misaligned ? 8n : 256n) } as unknown as CudaContext;
+  };
+  const params = (dtype: DType, headDim: number): AttentionBackwardParams => {
+    const view = (): TensorView => ({ dtype, shape: [1], offset: 0, size: 1 }) as unknown as TensorView;
+    const [q, k, v, out, dOut, dq, dk, dv] = [0, 1, 2, 3, 4, 5, 6, 7].map(view) as TensorView[];
+    const lse = { dtype: 'f32', shape: [1], offset: 0, size: 1 } as unknown as TensorView;
+    return { q: q!, k: k!, v: v!, out: out!, lse, dOut: dOut!, dq: dq!, dk: dk!, dv: dv!, batch: 1, heads: 1, kvHeads: 1, seqQ: 64, seqK: 64, headDim, scale: 1, causal: false };
+  };
+
+  it('takes the Hopper kernel on sm_90 for 16-bit types at head dims that are multiples of 8 up to 128, with aligned rows', () => {
+    for (const headDim of [8, 40, 64, 72, 128]) {
+      for (const dtype of ['f16', 'bf16'] as const) expect(defaultBackwardConfig(backend('sm_90'), params(dtype, headDim)), `${dtype} ${headDim}`).toEqual({ family: 'wgmma' });
+    }
+    // A head dim off the multiples of 8, one above 128, a row TMA cannot read, another arch, f32.
+    expect(defaultBackwardConfig(backend('sm_90'), params('bf16', 100)).family).toBe('mma');
+    expect(defaultBackwardConfig(backend('sm_90'), params('bf16', 136)).family).toBe('simt');
+    const p = params('f16', 128);
+    expect(defaultBackwardConfig(backend('sm_90', p.dOut), p).family).toBe('mma');
+    expect(defaultBackwardConfig(backend('sm_80'), params('f16', 128)).family).toBe('mma');
+    expect(defaultBackwardConfig(backend('sm_90'), params('f32', 64)).family).toBe('simt');
+    // Below head dim 8 the CUDA-core kernel, and the switch that turns the Hopper kernels off.
+    expect(defaultBackwardConfig(backend('sm_90'), params('bf16', 4)).family).toBe('simt');
+    process.env.GPUCOMPUTE_ATTENTION_WGMMA = '0';
+    expect(defaultBackwardConfig(backend('sm_90'), params('bf16', 128)).family).toBe('mma');
   });
 });

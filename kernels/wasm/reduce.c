@@ -418,6 +418,47 @@ static void finish(int op, int dt, void *dst, size_t j, partial r, size_t axis_l
   store1(dt, dst, j, (float)v);
 }
 
+/* Longest axis the f32 sum/mean below takes: it walks the axis once per four outputs, so the
+   axis's rows of a few vectors have to stay in L1 between walks. */
+#define SHORT_AXIS 256
+
+/* f32 sums and means of `count` adjacent outputs over a short axis, written straight to dst:
+   the tile's accumulation in the same order (four axis elements summed from 0 in f64, then
+   added to the output's sum; the tail outputs one element at a time) and finish()'s rounding,
+   without the tile's accumulator and partial arrays and the per-output finish, which cost
+   ~2 ns an input element: the hybrid trainer's ensemble mean of [5, 32, 10, 128] over axis 0
+   took 0.11-0.14 ms against 0.24-0.63 ms (2 threads, medians of 32, alternating runs). */
+static void sum_short_f32(int op, const float *p, size_t len, size_t inner, size_t count, float *dst) {
+  size_t vec = count & ~(size_t)3;
+  v128_t scale = wasm_f64x2_splat(op == R_MEAN ? (double)len : 1.0);
+  for (size_t c = 0; c < vec; c += 4) {
+    v128_t a0 = wasm_f64x2_splat(0), a1 = a0;
+    for (size_t k = 0; k < len; k += 4) {
+      size_t rows = len - k < 4 ? len - k : 4;
+      v128_t lo = wasm_f64x2_splat(0), hi = lo;
+      for (size_t r = 0; r < rows; r++) {
+        v128_t v = wasm_v128_load(p + (k + r) * inner + c);
+        lo = wasm_f64x2_add(lo, wasm_f64x2_promote_low_f32x4(v));
+        hi = wasm_f64x2_add(hi, wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1)));
+      }
+      a0 = wasm_f64x2_add(a0, lo);
+      a1 = wasm_f64x2_add(a1, hi);
+    }
+    /* finish(): a NaN sum stores the canonical NaN; a mean divides the f64 sum (x / 1 is exact). */
+    a0 = wasm_f64x2_div(a0, scale);
+    a1 = wasm_f64x2_div(a1, scale);
+    v128_t v = wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(a0), wasm_f32x4_demote_f64x2_zero(a1), 0, 1, 4, 5);
+    v = wasm_v128_bitselect(F32(__builtin_nanf("")), v, wasm_f32x4_ne(v, v));
+    wasm_v128_store(dst + c, v);
+  }
+  for (size_t c = vec; c < count; c++) {
+    double sum = 0;
+    for (size_t k = 0; k < len; k++) sum += p[k * inner + c];
+    partial r = {sum, 0, sum != sum};
+    finish(op, DT_F32, dst, c, r, len);
+  }
+}
+
 /* Outputs (o, i) for o in [o0, o1), i in [i0, i1), each over the whole axis, into dst[o·inner + i];
    scratch holds reduce_scratch_bytes(). */
 EXPORT(reduce) void reduce(int op, int dt, const void *src, size_t axis_len, size_t inner, size_t o0, size_t o1,
@@ -429,6 +470,10 @@ EXPORT(reduce) void reduce(int op, int dt, const void *src, size_t axis_len, siz
     const char *base = s + o * axis_len * inner * es;
     if (inner == 1) {
       finish(op, dt, dst, o, reduce_row(op, dt, base, axis_len), axis_len);
+      continue;
+    }
+    if (dt == DT_F32 && (op == R_SUM || op == R_MEAN) && axis_len <= SHORT_AXIS) {
+      sum_short_f32(op, (const float *)base + i0, axis_len, inner, i1 - i0, (float *)dst + o * inner + i0);
       continue;
     }
     for (size_t i = i0; i < i1; i += TILE) {

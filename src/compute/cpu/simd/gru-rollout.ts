@@ -10,7 +10,7 @@
  * [256, 768] in 0.55-1.1 ms with two threads against 0.8-0.95 ms with one), the gates on one thread,
  * and the projection of every step done twice (fed back, then all steps at the end).
  */
-import { PART_AREA_BYTES, PLAN, PLAN_FLAGS, planHeaderBytes, rolloutTasks } from './gru-rollout-tasks.js';
+import { PART_AREA_BYTES, PLAN, PLAN_FLAGS, planHeaderBytes, memberMajorOrder, rolloutTasks } from './gru-rollout-tasks.js';
 import type { SimdRuntime } from './runtime.js';
 
 /** A rollout; addresses are byte offsets of f32 data in the runtime's memory (0: absent). */
@@ -102,6 +102,7 @@ export function gruRollout(rt: SimdRuntime, p: SimdGruRollout, blas: boolean): v
       progress: 0,
       abort: 0,
       blockDepth: rt.gemmBlockDepth,
+      memberMajor: memberMajorOrder(parts) ? 1 : 0,
       done: 0,
     };
     for (const [name, value] of Object.entries(fields)) i32[plan / 4 + PLAN[name as keyof typeof PLAN]] = value;

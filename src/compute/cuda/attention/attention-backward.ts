@@ -5,7 +5,7 @@
  * - on sm_90, for f16/bf16 at head dims that are multiples of 8 up to 128 with 16-byte-aligned
  *   rows, the Hopper kernel (`kernels/attention_backward_wgmma.cu`: wgmma, TMA, dq added by bulk
  *   reductions of whole rows); its first kernel also lays out each query tile's log-sum-exp
- *   beside D, so a tile's statistics load as one copy;
+ *   beside D, so a tile's statistics are copied without bounds checks;
  * - else the tensor-core kernel (`kernels/attention_backward_mma.cu`) for f16/bf16 on sm_80 and
  *   up at head dims 8 to 128, else the CUDA-core one (`kernels/attention_backward.cu`), both
  *   adding dq with atomics; the first tile of the family whose shared memory fits runs.

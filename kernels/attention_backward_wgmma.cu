@@ -89,28 +89,6 @@ __device__ __forceinline__ Smem smem_layout(unsigned base) {
   return m;
 }
 
-// K-major operand of `rows` rows (64-column blocks of rows·128 bytes): k-step kk is 32 bytes of block kk / 4.
-__device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int rows, int kk) {
-  return gc_wgmma_desc(base + (kk / 4) * rows * ROW + (kk % 4) * 32, 16, 1024);
-}
-
-// N-major operand (rows are the reduction dim) of `rows` rows: a k-step is 16 rows, 64-column blocks rows·128 bytes apart.
-__device__ __forceinline__ unsigned long long nmajor_desc(unsigned base, int rows, int kk) {
-  return gc_wgmma_desc(base + kk * 16 * ROW, rows * ROW, 1024);
-}
-
-// Ties registers an asynchronous wgmma reads or writes to this point of the program.
-template <int N> __device__ __forceinline__ void pin(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
-}
-template <int N> __device__ __forceinline__ void pin(unsigned (&r)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; i++)
-#pragma unroll
-    for (int j = 0; j < 4; j++) asm volatile("" : "+r"(r[i][j])::"memory");
-}
-
 // Orders this thread's generic-proxy shared-memory writes before async-proxy reads (wgmma, bulk copies).
 __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
@@ -259,11 +237,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     float sc[BR / 2], dp[BR / 2];
     gc_wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < DP / 16; kk++) gc_attn_wgmma_ss(sc, kmajor_desc(sm.k + c * 64 * ROW, BC, kk), kmajor_desc(sm.q_stage(s), BR, kk), kk > 0);
+    for (int kk = 0; kk < DP / 16; kk++) gc_attn_wgmma_ss(sc, gc_attn_kmajor_desc(sm.k + c * 64 * ROW, BC, kk), gc_attn_kmajor_desc(sm.q_stage(s), BR, kk), kk > 0);
     gc_wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < DP / 16; kk++)
-      gc_attn_wgmma_ss(dp, kmajor_desc(sm.v + c * 64 * ROW, BC, kk), kmajor_desc(sm.d_out_stage(s), BR, kk), kk > 0);
+      gc_attn_wgmma_ss(dp, gc_attn_kmajor_desc(sm.v + c * 64 * ROW, BC, kk), gc_attn_kmajor_desc(sm.d_out_stage(s), BR, kk), kk > 0);
     gc_wgmma_commit();
 
     // Pᵀ: accumulator element 4n + 2h + e is key keys0 + 16·warp + g + 8h, query q0 + 8n + 2t + e.
@@ -272,7 +250,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     // Only tiles that reach past the last valid key or cross the causal diagonal need a mask.
     const bool masked = keys0 + 64 > valid || (causal && keys0 + 63 > tile.q0);
     gc_wgmma_wait<1>();
-    pin(sc);
+    gc_attn_pin(sc);
 #pragma unroll
     for (int n = 0; n < BR / 8; n++) {
       const float2 l2 = *reinterpret_cast<const float2*>(lse2 + n * 8 + 2 * t);
@@ -294,11 +272,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int h = 0; h < 2; h++) pf[n / 2][(n % 2) * 2 + h] = gc_pack2(sc[4 * n + 2 * h], sc[4 * n + 2 * h + 1]);
     gc_wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BR / 16; kk++) gc_attn_wgmma_rs(acc_v, pf[kk], nmajor_desc(sm.d_out_stage(s), BR, kk));
+    for (int kk = 0; kk < BR / 16; kk++) gc_attn_wgmma_rs(acc_v, pf[kk], gc_attn_nmajor_desc(sm.d_out_stage(s), BR, kk));
     gc_wgmma_commit();
 
     gc_wgmma_wait<1>();  // dPᵀ is complete; dV may still run
-    pin(dp);
+    gc_attn_pin(dp);
     // dSᵀ as A fragments, and into shared memory: row = key (warpgroup c's rows c·64...), the
     // 16-byte chunk of query 8n swizzled by the row.
 #pragma unroll
@@ -315,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
     gc_wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BR / 16; kk++) gc_attn_wgmma_rs(acc_k, df[kk], nmajor_desc(sm.q_stage(s), BR, kk));
+    for (int kk = 0; kk < BR / 16; kk++) gc_attn_wgmma_rs(acc_k, df[kk], gc_attn_nmajor_desc(sm.q_stage(s), BR, kk));
     gc_wgmma_commit();
 
     // Both warpgroups' dSᵀ and the next tile's statistics are stored. Past this barrier both have
@@ -330,14 +308,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gc_wgmma_fence();
     const unsigned k_cols = sm.k + (c * DQ_COLS / 64) * BC * ROW + (c * DQ_COLS % 64) * 2;
 #pragma unroll
-    for (int kk = 0; kk < BC / 16; kk++) gc_attn_wgmma_tt(acc_q, nmajor_desc(sm.ds_buffer(it), BC, kk), nmajor_desc(k_cols, BC, kk), kk > 0);
+    for (int kk = 0; kk < BC / 16; kk++) gc_attn_wgmma_tt(acc_q, gc_attn_nmajor_desc(sm.ds_buffer(it), BC, kk), gc_attn_nmajor_desc(k_cols, BC, kk), kk > 0);
     gc_wgmma_commit();
     gc_wgmma_wait<0>();
-    pin(acc_q);
-    pin(acc_k);
-    pin(acc_v);
-    pin(pf);
-    pin(df);
+    gc_attn_pin(acc_q);
+    gc_attn_pin(acc_k);
+    gc_attn_pin(acc_v);
+    gc_attn_pin(pf);
+    gc_attn_pin(df);
     // Q and dOut of this stage are no longer read.
     if (lane == 0) gc_mbar_arrive(sm.empty + 8 * s);
 

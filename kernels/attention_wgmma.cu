@@ -110,14 +110,14 @@ __device__ __forceinline__ void drain_tile(unsigned full, unsigned empty, int j)
 // S = Q·Kᵀ for the warpgroup's 64 rows (Q at q_addr within its column blocks of BR rows) as one wgmma group.
 __device__ __forceinline__ void issue_scores(float (&s)[BC / 2], unsigned q_addr, unsigned k_addr) {
 #pragma unroll
-  for (int kk = 0; kk < DP / 16; kk++) gc_attn_wgmma_ss(s, kmajor_desc(q_addr, BR, kk), kmajor_desc(k_addr, BC, kk), kk > 0);
+  for (int kk = 0; kk < DP / 16; kk++) gc_attn_wgmma_ss(s, gc_attn_kmajor_desc(q_addr, BR, kk), gc_attn_kmajor_desc(k_addr, BC, kk), kk > 0);
   gc_wgmma_commit();
 }
 
 // O += P·V as one wgmma group.
 __device__ __forceinline__ void issue_values(float (&o)[DP / 2], const unsigned (&pf)[BC / 16][4], unsigned v_addr) {
 #pragma unroll
-  for (int kk = 0; kk < BC / 16; kk++) gc_attn_wgmma_rs(o, pf[kk], v_desc(v_addr, kk));
+  for (int kk = 0; kk < BC / 16; kk++) gc_attn_wgmma_rs(o, pf[kk], gc_attn_nmajor_desc(v_addr, BC, kk));
   gc_wgmma_commit();
 }
 
@@ -254,7 +254,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         issue_scores(s, q_addr, sm.k_stage(ring % STAGES));
         pass(0);
         gc_wgmma_wait<0>();
-        pin(s);
+        gc_attn_pin(s);
         release_tile(sm.empty_k, ring);
         if (own == 1) release_q();
         softmax_tile(s, m, l, corr, row0, 0, blk.valid, causal, masked(0), scale);
@@ -270,13 +270,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           issue_values(o, pf, sm.v_stage((ring + j - 1) % STAGES));
           pass(j);
           gc_wgmma_wait<1>();  // S(j) is complete, P·V(j-1) may still run
-          pin(s);
+          gc_attn_pin(s);
           release_tile(sm.empty_k, ring + j);
           if (j == own - 1) release_q();
           softmax_tile(s, m, l, corr, row0, j * BC, blk.valid, causal, masked(j * BC), scale);
           gc_wgmma_wait<0>();
-          pin(o);
-          pin(pf);
+          gc_attn_pin(o);
+          gc_attn_pin(pf);
           release_tile(sm.empty_v, ring + j - 1);
           rescale_o(o, corr);
           pack_p(s, pf);
@@ -289,8 +289,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         issue_values(o, pf, sm.v_stage((ring + own - 1) % STAGES));
         pass(own);
         gc_wgmma_wait<0>();
-        pin(o);
-        pin(pf);
+        gc_attn_pin(o);
+        gc_attn_pin(pf);
         release_tile(sm.empty_v, ring + own - 1);
         if (own < tiles) drain_tile(sm.full_k, sm.empty_k, ring + own);
       } else {

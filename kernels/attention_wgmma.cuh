@@ -1,6 +1,5 @@
-// Device helpers of the Hopper attention kernel (attention_wgmma.cu): shared-memory descriptors
-// of the 128-byte-swizzled tiles, register pinning around asynchronous wgmma, the online softmax
-// of a key tile and the output rows.
+// Device helpers of the Hopper attention kernel (attention_wgmma.cu): the online softmax of a key
+// tile and the output rows.
 // Module defines: GC_DTYPE (GC_F16 or GC_BF16), GC_HEAD_DIM (64, 128, 192 or 256: the head dim
 // padded up, the padding columns reading as zeros), GC_KEY_TILE (keys per tile: 64 to 128, a
 // multiple of 16).
@@ -17,27 +16,6 @@ constexpr int BC = GC_KEY_TILE;  // keys per tile
 constexpr int ROW = 128;         // bytes of one swizzled row: 64 elements
 static_assert(DP % 64 == 0 && DP <= 256, "head dims of whole 64-column blocks, up to 256");
 static_assert(BC % 16 == 0 && BC >= 64 && BC <= 128, "key tiles of 64 to 128 keys in steps of 16");
-
-// K-major operand (Q, K) of `rows` rows: k-step kk is 64-column block kk/4, 32 bytes per step within it.
-__device__ __forceinline__ unsigned long long kmajor_desc(unsigned base, int rows, int kk) {
-  return gc_wgmma_desc(base + (kk / 4) * rows * ROW + (kk % 4) * 32, 16, 1024);
-}
-
-// N-major V: 64-column blocks of BC key rows (BC·128 bytes apart), a k-step is 16 key rows.
-__device__ __forceinline__ unsigned long long v_desc(unsigned base, int kk) { return gc_wgmma_desc(base + kk * 16 * ROW, BC * ROW, 1024); }
-
-// Ties registers an asynchronous wgmma reads or writes to this point of the program, so the
-// compiler neither reads accumulators before the wait nor reuses operand registers early.
-template <int N> __device__ __forceinline__ void pin(float (&r)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
-}
-template <int N> __device__ __forceinline__ void pin(unsigned (&r)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; i++)
-#pragma unroll
-    for (int j = 0; j < 4; j++) asm volatile("" : "+r"(r[i][j])::"memory");
-}
 
 // The largest of the warp's scores of row half h (NEG: of their negations) over the quad that
 // shares the row, from four independent partial maxima: a dependent chain of 32 would stall.

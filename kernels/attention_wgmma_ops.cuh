@@ -9,8 +9,33 @@
 //   from the stored dSᵀ.
 // Overloaded on the accumulator array, whose length is N / 2; written out because inline PTX
 // names every accumulator register. `accumulate` 0 overwrites the accumulators (the first
-// k-step), 1 adds to them.
+// k-step), 1 adds to them. Also the descriptors of the kernels' 128-byte-swizzled tiles and the
+// register pinning around asynchronous wgmma.
 #pragma once
+#include "wgmma.cuh"
+
+// K-major operand of `rows` rows (64-column blocks of rows·128 bytes): k-step kk is 32 bytes of block kk / 4.
+__device__ __forceinline__ unsigned long long gc_attn_kmajor_desc(unsigned base, int rows, int kk) {
+  return gc_wgmma_desc(base + (kk / 4) * rows * 128 + (kk % 4) * 32, 16, 1024);
+}
+
+// N-major operand (rows are the reduction dim) of `rows` rows: a k-step is 16 rows, 64-column blocks rows·128 bytes apart.
+__device__ __forceinline__ unsigned long long gc_attn_nmajor_desc(unsigned base, int rows, int kk) {
+  return gc_wgmma_desc(base + kk * 16 * 128, rows * 128, 1024);
+}
+
+// Ties registers an asynchronous wgmma reads or writes to this point of the program, so the
+// compiler neither reads accumulators before the wait nor reuses operand registers early.
+template <int N> __device__ __forceinline__ void gc_attn_pin(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N> __device__ __forceinline__ void gc_attn_pin(unsigned (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; i++)
+#pragma unroll
+    for (int j = 0; j < 4; j++) asm volatile("" : "+r"(r[i][j])::"memory");
+}
 
 #if GC_DTYPE == GC_F16
 #define GC_ATTN_WGMMA_AB "f16.f16"

@@ -19,7 +19,8 @@
  * Run: `tsx bench/webgpu.ts [--small] [--no-anchors] [--sweep] [--attention-shapes=B2H16S2048D256,...] [key-prefix...]`
  * (`--attention-shapes` adds attention cases to the two of the report). `--small` takes
  * sizes a software adapter (lavapipe) runs in seconds; prefixes (`add`, `matmul|f32`, ...) keep the
- * cases whose key starts with one of them. Dawn toggles for speed: `--toggles=disable_robustness,...`.
+ * cases whose key starts with one of them. Dawn toggles: `--toggles=...`; Dawn's bounds checks are
+ * off on a hardware adapter unless GPUCOMPUTE_WEBGPU_ROBUSTNESS=1.
  * `--sweep` also times the kernels' variants on the same shapes (row plans and softmax's exp, GRU
  * rows per group; attention blocks with `--sweep-attention`) and prints the matmul autotuner's
  * candidates, for choosing the defaults; those lines are not in the report. Each case runs for

@@ -91,7 +91,12 @@ export const KEY_BLOCKS: readonly number[] = [32, 16, 8, 4];
  * 24 keys with the key split where it pays (`attention-key-split.ts`; B2 H16 S2048 / B3 H8 S1500
  * D256 21.1 / 20.3): no prefetch 17.5 / 17.0; 32-row blocks, whose fewer registers per
  * invocation allow more warps, 8 x 1 11.8 / 11.5 (16 keys 11.3 / 11.0), 8 x 2 13.0 / 12.3,
- * 16 x 2 15.0 / 14.6; 16-row blocks of 32 x 2 9.4 / 9.3.
+ * 16 x 2 15.0 / 14.6; 16-row blocks of 32 x 2 9.4 / 9.3. Nor a kernel of two tiled products per
+ * block of 64 keys (256 invocations each owning 4 rows by 4 keys of S and 4 rows by D/16 columns
+ * of the output; Q and K staged transposed by chunks of 16-32 dims, P and chunks of V in
+ * workgroup memory: fewer bytes read from workgroup memory per multiply-add, no shuffles): 10-12
+ * TFLOP/s at D64-D256 against this kernel's 20-25, with 12-24 barriers per 64 keys where this
+ * one has 2 per 24-32.
  */
 export const SPLIT_RULES: readonly { readonly maxHeadDim: number; readonly rule: SplitRule }[] = [
   { maxHeadDim: 128, rule: { rowGroups: 16, blockRows: 128, maxFetch: 20 } },

@@ -44,7 +44,7 @@ export function describeWebGpu(probe: WebGpuProbe): { summary: string; details: 
   const features = Object.entries(a.features).map(([f, has]) => `${f} ${has ? 'yes' : 'no'}`).join(', ');
   const details = [
     `${a.vendor} ${a.architecture} through ${a.backendType}${a.fallback ? ' (software adapter: auto prefers the CPU backend)' : ''}`,
-    `features: ${features}${a.subgroupMinSize ? `; subgroups of ${a.subgroupMinSize}–${a.subgroupMaxSize}` : ''}`,
+    `features: ${features}${a.subgroupMinSize ? `; subgroups of ${a.subgroupMinSize}–${a.subgroupMaxSize}` : ''}; bounds checks ${a.robustness ? 'on' : 'off (GPUCOMPUTE_WEBGPU_ROBUSTNESS=1 turns them on)'}`,
     `limits: storage binding ${a.limits.maxStorageBufferBindingSize} B, workgroup memory ${a.limits.maxComputeWorkgroupStorageSize} B, ${a.limits.maxComputeInvocationsPerWorkgroup} invocations per workgroup`,
     ...probe.adapters.map((entry, i) => `adapter ${i}: ${entry.name} (${entry.backend})`),
   ];

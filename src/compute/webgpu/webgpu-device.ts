@@ -108,7 +108,7 @@ export class WebGpuDevice {
       } catch (err) {
         throw new WebGpuUnavailableError(`the adapter refused a device: ${err instanceof Error ? err.message : String(err)}`, err);
       }
-      return new WebGpuDevice(found.instance, found.dawn.globals, device, describeAdapter(adapter, found.backendType), pump);
+      return new WebGpuDevice(found.instance, found.dawn.globals, device, describeAdapter(adapter, found.backendType, found.robustness), pump);
     } catch (err) {
       found.instance.release();
       throw err;

@@ -90,6 +90,7 @@ export function fakeReport(): InfoReport {
           device: '0x2330',
           description: 'NVIDIA H100 80GB HBM3',
           fallback: false,
+          robustness: false,
           subgroupMinSize: 32,
           subgroupMaxSize: 32,
           features: { 'shader-f16': false, subgroups: true, 'timestamp-query': true },

@@ -118,6 +118,8 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
       [64, { lanes: 2, rows: 2, bq: 16, bkv: 16, kc: 8 }, 'bf16'],
       [96, { lanes: 4, rows: 3, bq: 24, bkv: 8, kc: 4 }, 'f16'],
       [256, { lanes: 8, rows: 2, bq: 16, bkv: 8, kc: 4 }, 'f32'],
+      // 3 rows of 7 column groups per lane, as the rule gives head dims 160-256.
+      [224, { lanes: 8, rows: 3, bq: 24, bkv: 8, kc: 8 }, 'f32'],
       // The eager rescale and the fetch without registers.
       [80, { lanes: 4, rows: 3, bq: 24, bkv: 16, kc: 8, lazy: false, prefetch: false }, 'bf16'],
     ];
@@ -148,10 +150,16 @@ describe.skipIf(skipReason)(suite('WebGPU attention'), () => {
         expect(splitInvocations(b!)).toBeLessThanOrEqual(256);
       }
     }
-    // Head dims 192-256 take the most keys that fill 48 KB; the key lengths' 4 bytes keep D256 at 16.
-    expect(splitBlock(256, 49152, 32, splitRule(256), false)?.bkv).toBe(24);
-    expect(splitBlock(256, 49152, 32, splitRule(256), true)?.bkv).toBe(16);
-    expect(splitBlock(192, 49152, 32, splitRule(192), false)?.bkv).toBe(32);
+    // Head dims 112-128 and 224-256 hold 3 rows of a lane's 7-8 column groups, with the keys a
+    // fetch of at most 12 elements per invocation brings; the key lengths change nothing there.
+    for (const lengths of [false, true]) {
+      expect(splitBlock(256, 49152, 32, splitRule(256), lengths)).toEqual({ lanes: 8, rows: 3, bq: 96, bkv: 8, kc: 8 });
+      expect(splitBlock(128, 49152, 32, splitRule(128), lengths)).toEqual({ lanes: 4, rows: 3, bq: 96, bkv: 8, kc: 8 });
+    }
+    // D192 keeps 2 rows and the most keys that fill 48 KB; the key lengths' 4 bytes take it to 24.
+    expect(splitBlock(192, 49152, 32, splitRule(192), false)).toEqual({ lanes: 8, rows: 2, bq: 64, bkv: 32, kc: 8 });
+    expect(splitBlock(192, 49152, 32, splitRule(192), true)?.bkv).toBe(24);
+    expect(splitBlock(96, 49152, 32, splitRule(96), false)).toEqual({ lanes: 4, rows: 2, bq: 128, bkv: 32, kc: 8 });
     expect(splitBlock(128, 49152, undefined), 'no subgroups').toBeUndefined();
     expect(splitBlock(200, 49152, 32), 'D200: 25 column groups per lane').toBeUndefined();
     expect(splitBlock(130, 49152, 32), 'D130: not a multiple of 4').toBeUndefined();

@@ -3,7 +3,7 @@
  * against torch with TF32 off and tf32 against torch's default, for the issue's shapes: (b32, in128,
  * h256, T10), (b256, in512, h1024, T100), (b64, in1024, h1024, T512), plus a two-layer stack of the
  * small one and (b256, in256, h512, T20), a product large enough for 'auto' to leave the fused kernel.
- * Every case runs the path `auto` picks, and the fused, steps and persistent paths where they apply
+ * Every case runs the path `auto` picks, and the sequence, fused, steps and persistent paths where they apply
  * (as `path` options), so the choice can be checked. Proof cases feed identical weights to torch,
  * which writes its output back: the max abs error against ours is printed before any timing.
  *
@@ -93,7 +93,7 @@ const anchor = runPython(join(here, 'anchors', 'gru.py'), [dir], 200_000) as Rec
 
 const run = (b: (typeof built)[number], precision: 'highest' | 'tf32', path: GruPath) =>
   gpu.gru(b.x, b.h0, b.c.layers === 1 ? b.layers[0]! : b.layers, { precision, path });
-/** Whether a forced path applies to the case here (a 'fused' or 'persistent' request throws where not). */
+/** Whether a forced path applies to the case here (a 'sequence', 'fused' or 'persistent' request throws where not). */
 const applies = (b: (typeof built)[number], path: GruPath) => {
   try {
     const r = run(b, 'highest', path);
@@ -121,7 +121,7 @@ const proofLines: string[] = [];
 let wrong = 0;
 for (const b of built) {
   const { c } = b;
-  const paths = (['auto', 'fused', 'steps', 'persistent'] as const).filter((path) => path === 'auto' || path === 'steps' || applies(b, path));
+  const paths = (['auto', 'sequence', 'fused', 'steps', 'persistent'] as const).filter((path) => path === 'auto' || path === 'steps' || applies(b, path));
   for (const path of paths) {
     for (const precision of ['highest', 'tf32'] as const) {
       const mode = precision === 'tf32' ? 'tf32' : 'f32';

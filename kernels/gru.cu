@@ -23,15 +23,6 @@
 #include "ops.cuh"
 #include "gru.cuh"
 
-struct GruSeq {
-  T* base;
-  idx_t sE, sB, sT;
-  int slots;
-  __device__ __forceinline__ T* at(int e, int b, int t) const {
-    return base + (idx_t)e * sE + (idx_t)b * sB + (idx_t)(t % slots) * sT;
-  }
-};
-
 #ifndef GRU_FUSED_COLUMNS
 
 // Two blocks per SM fit in registers (128 each) where shared memory allows it.

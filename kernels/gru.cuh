@@ -1,5 +1,6 @@
-// Device helpers shared by the GRU kernels (gru.cu: the recurrence; gru_rollout.cu: a whole
-// rollout in one launch). Needs dtype.cuh and ops.cuh first.
+// Device helpers shared by the GRU kernels (gru.cu: the recurrence; gru_sequence.cu: a layer's
+// recurrence in one launch; gru_rollout.cu: a whole rollout in one launch). Needs dtype.cuh and
+// ops.cuh first.
 #pragma once
 
 // PyTorch's gate order r, z, n: the new state from the gate pre-activations of x and of h.
@@ -9,6 +10,17 @@ __device__ __forceinline__ float gru_update(float xr, float xz, float xn, float 
   const float n = tanhf(xn + r * hn);
   return (1.0f - z) * n + z * hprev;
 }
+
+// Where h_t of row (e, b) goes: base + e·sE + b·sB + (t mod slots)·sT (slots = T for a returned
+// sequence, 2 for a ring when only the last state is wanted).
+struct GruSeq {
+  T* base;
+  idx_t sE, sB, sT;
+  int slots;
+  __device__ __forceinline__ T* at(int e, int b, int t) const {
+    return base + (idx_t)e * sE + (idx_t)b * sB + (idx_t)(t % slots) * sT;
+  }
+};
 
 // Values written by other blocks during this launch: read through L2 (ld.global.cg), never a
 // stale L1 line. Loads that do not depend on one another still overlap in flight, so readers

@@ -5,7 +5,7 @@
 import type { TensorView } from './view.js';
 
 /** The recurrence path of a CUDA backend; see `GruCommonOptions.path`. */
-export type GruPath = 'auto' | 'fused' | 'steps' | 'persistent';
+export type GruPath = 'auto' | 'sequence' | 'fused' | 'steps' | 'persistent';
 
 /**
  * One layer's recurrence for E members, B rows and T steps, as a backend runs it. The input

@@ -12,8 +12,8 @@
  *   kernel on sm_90 for 64 and 128, else the first tensor-core or CUDA-core tile whose shared
  *   memory fits), both row alignments; and the split-key kernel it picks for decode shapes (the
  *   tensor-core one in both alignments, or both row counts of the CUDA-core one).
- * - gru: its step, gate and persistent kernels, the one-launch rollouts, and the matmul modules of
- *   its h·W_hhᵀ products.
+ * - gru: its step, gate and persistent kernels, the one-launch sequences and rollouts, and the
+ *   matmul modules of its h·W_hhᵀ products.
  *
  * Modules the NVRTC at hand cannot build (the `sm_90a` Hopper kernels before NVRTC 12) are left
  * out. Pure: the same target and selection give the same list.
@@ -41,8 +41,8 @@ import {
 import { attentionWgmmaEnabled } from './attention/attention.js';
 import { decodeConfig, decodeSharedBytes, decodeSimtRowCounts } from './attention/attention-decode-kernels.js';
 import { ATTENTION_HEAD_DIMS, attentionSharedBytes, attentionSpec, mmaCandidates, simtCandidates, WGMMA_HEAD_DIMS, wgmmaConfig } from './attention/attention-kernels.js';
-import { gruFusedSpec, gruRolloutSpec, gruSpec } from './gru/gru-kernels.js';
-import { FUSED_COLUMNS, ROLLOUT_COLUMNS } from './gru/gru-plan.js';
+import { gruFusedSpec, gruRolloutSpec, gruSequenceSpec, gruSpec } from './gru/gru-kernels.js';
+import { FUSED_COLUMNS, ROLLOUT_COLUMNS, SEQUENCE_COLUMNS } from './gru/gru-plan.js';
 import { dynamicSharedBytes, kernelSource } from './matmul/matmul-kernels.js';
 import { matmulFamilies, matmulVariant, tuningCandidates } from './matmul/product.js';
 import type { WarmupTarget } from './warmup-target.js';
@@ -114,6 +114,7 @@ export function warmupModuleSpecs(target: WarmupSpecTarget, selection: WarmupSel
     for (const d of floats) {
       add(gruSpec(d));
       for (const columns of FUSED_COLUMNS) add(gruFusedSpec(d, columns));
+      for (const columns of SEQUENCE_COLUMNS) add(gruSequenceSpec(d, columns));
       for (const kh of ROLLOUT_COLUMNS) for (const ks of ROLLOUT_COLUMNS) add(gruRolloutSpec(d, kh, ks));
       // The steps path's h·W_hhᵀ (and the input projection) are NT products.
       for (const kind of matmulKinds(d)) matmulSpecs(target, major, minor, kind, [[false, true]]).forEach(add);

@@ -56,11 +56,16 @@ export interface GruCommonOptions {
   precision?: 'highest' | 'tf32';
   /**
    * How a CUDA backend runs the recurrence (other backends have one path and ignore it):
-   * - 'auto' (default): the faster path for the shape, as measured on an H200: 'fused' for small
-   *   products (ensemble·batch·hidden² up to 2^23 in f32, 2^22 under 'tf32') where it applies,
-   *   else 'steps'. A `gpu.gruRollout` of one layer without layer norm runs in one cooperative
+   * - 'auto' (default): the faster path for the shape, as measured on an H200: 'sequence' where it
+   *   applies and ensemble·batch·hidden² is at most 5·2^22 (2^22 under 'tf32'), else 'fused' for
+   *   products up to 2^23 in f32 (2^22 under 'tf32') where it applies, else 'steps'. A `gpu.gruRollout` of one layer without layer norm runs in one cooperative
    *   launch (every step's gates and projection, SIMT f32 also under 'tf32') where hidden and
    *   state sizes are at most 256 and the batch at most 256; the other paths run it step by step.
+   * - 'sequence': one launch for all steps of a layer: each block runs the whole sequence of a
+   *   few batch rows of one member, with W_hh on chip (registers; a quarter in shared memory at
+   *   hidden > 64; SIMT f32, also under 'tf32') and the state in shared memory, two block
+   *   barriers per step and no grid-wide one. Applies to hidden sizes up to 128 without layer
+   *   norm; elsewhere a CUDA backend throws InvalidArgumentError.
    * - 'fused': one kernel per step doing both the product h·W_hhᵀ (SIMT f32, also under 'tf32')
    *   and the gates, captured in a CUDA graph when the same call comes back. Applies to hidden
    *   sizes up to 512 without layer norm; elsewhere a CUDA backend throws InvalidArgumentError.
@@ -134,7 +139,7 @@ export const GRU_PROJECTION_KEYS = optionKeys<GruOutputProjection>({ weight: tru
 
 const GRU_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
 /** The recurrence paths `path` takes. */
-export const GRU_PATHS: readonly GruPath[] = ['auto', 'fused', 'steps', 'persistent'];
+export const GRU_PATHS: readonly GruPath[] = ['auto', 'sequence', 'fused', 'steps', 'persistent'];
 const DEFAULT_LN_EPS = 1e-5;
 
 /** A layer's weights after validation. */

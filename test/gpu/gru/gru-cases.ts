@@ -1,6 +1,6 @@
 /**
  * The GRU cases the CUDA tests and the compute-sanitizer driver run: every kernel path
- * (persistent with 2 and 8 rows per thread; fused with every column count and row tile, odd
+ * (the one-launch sequence kernel on its own shapes, hidden ≤ 128; persistent with 2 and 8 rows per thread; fused with every column count and row tile, odd
  * hidden sizes and batches that leave a tile part-filled; per-step GEMM + gates; eagerly,
  * captured and replayed as a graph; layer norm), dtypes, ensembles, stacks, cells and rollouts,
  * each checked against the float64 reference. Each case names its path ('auto' for the default choice).
@@ -22,7 +22,8 @@ export interface NamedResult {
 
 export function gruCases(seed: number, paths: readonly GruPath[]): { name: string; path: GruPath; c: GruCase }[] {
   const list: { name: string; path: GruPath; c: GruCase }[] = [];
-  for (const path of paths) {
+  if (paths.includes('sequence')) list.push(...sequenceCases(seed));
+  for (const path of paths.filter((p) => p !== 'sequence')) {
     list.push(
       { name: `${path} b5 in7 h33 T1`, path, c: { batch: 5, input: 7, hidden: 33, steps: 1, seed } },
       { name: `${path} b5 in7 h33 T6`, path, c: { batch: 5, input: 7, hidden: 33, steps: 6, seed } },
@@ -48,6 +49,35 @@ export function gruCases(seed: number, paths: readonly GruPath[]): { name: strin
     list.push({ name: 'fused tf32 b32 in128 h256 T10 (input GEMM in TF32)', path: 'fused', c: { batch: 32, input: 128, hidden: 256, steps: 10, precision: 'tf32', seed } });
   }
   return list;
+}
+
+/**
+ * The sequence path (hidden ≤ 128) on every column count and row tile: odd batches and hidden
+ * sizes, one step, the ring of two slots (last state only), no biases, ensembles (one x and per
+ * member), f16/bf16, stacks, and tiles of several rows per block taken in more than one pass.
+ */
+function sequenceCases(seed: number): { name: string; path: GruPath; c: GruCase }[] {
+  const cases: [string, Omit<GruCase, 'seed'>][] = [
+    ['b5 in7 h33 T1', { batch: 5, input: 7, hidden: 33, steps: 1 }],
+    ['b1 in3 h1 T4', { batch: 1, input: 3, hidden: 1, steps: 4 }],
+    ['b5 in7 h33 T6', { batch: 5, input: 7, hidden: 33, steps: 6 }],
+    ['b3 in16 h32 T50', { batch: 3, input: 16, hidden: 32, steps: 50 }],
+    ['b130 in16 h40 T3', { batch: 130, input: 16, hidden: 40, steps: 3 }],
+    ['b32 in128 h128 T10 last only', { batch: 32, input: 128, hidden: 128, steps: 10, returnSequences: false }],
+    ['b7 in9 h65 T5 no biases', { batch: 7, input: 9, hidden: 65, steps: 5, biases: false }],
+    ['ensemble 5 b32 in64 h64 T4 per-member x, 2 layers', { batch: 32, input: 64, hidden: 64, steps: 4, ensemble: 5, layers: 2, perMemberInput: true }],
+    ['f16 b9 in12 h48 T5', { batch: 9, input: 12, hidden: 48, steps: 5, dtype: 'f16' }],
+    ['bf16 b9 in12 h48 T5', { batch: 9, input: 12, hidden: 48, steps: 5, dtype: 'bf16' }],
+    ['bf16 b300 in8 h127 T3 last only', { batch: 300, input: 8, hidden: 127, steps: 3, dtype: 'bf16', returnSequences: false }],
+    ['b37 in20 h100 T4', { batch: 37, input: 20, hidden: 100, steps: 4 }],
+    ['ensemble 2 b40 in32 h128 T3', { batch: 40, input: 32, hidden: 128, steps: 3, ensemble: 2 }],
+    ['f16 ensemble 3 b3 in16 h65 T2, 2 layers', { batch: 3, input: 16, hidden: 65, steps: 2, ensemble: 3, layers: 2, dtype: 'f16' }],
+    // 16 rows per block in two passes of 8; 6 rows per block in three passes of 2.
+    ['ensemble 16 b300 in8 h31 T3', { batch: 300, input: 8, hidden: 31, steps: 3, ensemble: 16 }],
+    ['b700 in8 h128 T3', { batch: 700, input: 8, hidden: 128, steps: 3 }],
+    ['ensemble 9 b250 in8 h64 T2 no biases, last only', { batch: 250, input: 8, hidden: 64, steps: 2, ensemble: 9, biases: false, returnSequences: false }],
+  ];
+  return cases.map(([name, c]) => ({ name: `sequence ${name}`, path: 'sequence' as const, c: { ...c, seed } }));
 }
 
 /**
@@ -101,8 +131,8 @@ export function runGruCases(gpu: GpuCompute, seed: number, paths: readonly GruPa
     );
     const stacked = checkRollout(gpu, { batch: 7, state: 9, hidden: 40, steps: 3, layers: 2, seed, path });
     results.push({ name: `${path} gruRollout 2 layers: states`, error: stacked.states, bound: BOUND.f32 });
-    // The persistent path has no graph.
-    if (path !== 'persistent') results.push(...graphReplay(gpu, seed, path));
+    // The persistent and sequence paths are one launch: no graph.
+    if (path !== 'persistent' && path !== 'sequence') results.push(...graphReplay(gpu, seed, path));
   }
   return results;
 }

@@ -17,7 +17,7 @@ describe.skipIf(!gpuAvailable)('gru on CUDA', () => {
 
   it('every path matches the float64 reference', () => {
     const seed = freshSeed();
-    for (const r of runGruCases(gpu, seed, ['auto', 'fused', 'steps', 'persistent'])) {
+    for (const r of runGruCases(gpu, seed, ['auto', 'sequence', 'fused', 'steps', 'persistent'])) {
       expect(r.error, `${r.name} (seed ${seed})`).toBeLessThanOrEqual(r.bound);
     }
   }, 300_000);

@@ -1,7 +1,7 @@
 /**
  * Runs every GRU case (gru-cases.ts) for compute-sanitizer:
  *
- *   compute-sanitizer --tool memcheck --target-processes all tsx test/gpu/gru/sanitize.ts [auto] [fused] [steps] [persistent]
+ *   compute-sanitizer --tool memcheck --target-processes all tsx test/gpu/gru/sanitize.ts [auto] [sequence] [fused] [steps] [persistent]
  *
  * (paths default to 'auto').
  * Every result is checked against float64 too; exits non-zero on a wrong result.
@@ -14,7 +14,7 @@ import { runGruCases } from './gru-cases.js';
 const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
 const seed = freshSeed();
 let failures = 0;
-const PATHS: readonly GruPath[] = ['auto', 'fused', 'steps', 'persistent'];
+const PATHS: readonly GruPath[] = ['auto', 'sequence', 'fused', 'steps', 'persistent'];
 const requested = process.argv.slice(2).filter((a): a is GruPath => (PATHS as readonly string[]).includes(a));
 const results = runGruCases(gpu, seed, requested.length > 0 ? requested : ['auto']);
 for (const r of results) {

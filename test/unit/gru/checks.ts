@@ -25,6 +25,8 @@ export interface GruCase {
   /** Ensemble input [E, B, T, in] instead of one x shared by every member. */
   perMemberInput?: boolean;
   layerNorm?: boolean;
+  /** Layers without b_ih and b_hh (default: with). */
+  biases?: boolean;
   returnSequences?: boolean;
   dtype?: DType;
   precision?: 'highest' | 'tf32';
@@ -50,7 +52,11 @@ export function checkGru(gpu: GpuCompute, c: GruCase): { output: number; hidden:
   const members = E ?? 1;
   const { batch: B, steps: T, input: I, hidden: H } = c;
   const layers = Array.from({ length: L }, (_, l) =>
-    randomLayer(gpu, l === 0 ? I : H, H, c.seed + 10 * l, dtype, { ...(E === undefined ? {} : { ensemble: E }), layerNorm: c.layerNorm ?? false }),
+    randomLayer(gpu, l === 0 ? I : H, H, c.seed + 10 * l, dtype, {
+      ...(E === undefined ? {} : { ensemble: E }),
+      layerNorm: c.layerNorm ?? false,
+      biases: c.biases ?? true,
+    }),
   );
   const xShape = c.perMemberInput ? [members, B, T, I] : [B, T, I];
   const x = randomTensor(gpu, xShape, c.seed + 100, dtype);

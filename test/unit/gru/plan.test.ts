@@ -10,9 +10,15 @@ import {
   planFused,
   planPersistent,
   planRollout,
+  planSequence,
   ROLLOUT_MAX_BATCH,
+  SEQUENCE_MAX_HIDDEN,
+  SEQUENCE_MAX_ROWS,
+  sequenceFit,
+  sequenceSharedBytes,
+  type SequencePlan,
 } from '../../../src/compute/cuda/gru/gru-plan.js';
-import { gruFusedSpec, gruKernelNames, gruModuleSpecs, gruRolloutSpec } from '../../../src/compute/cuda/gru/gru-kernels.js';
+import { gruFusedSpec, gruKernelNames, gruModuleSpecs, gruRolloutSpec, gruSequenceSpec } from '../../../src/compute/cuda/gru/gru-kernels.js';
 
 const H200_SHARED = 232448 - 1024;
 /** An H200-like device: 132 SMs, as many 256-thread blocks per SM as shared memory allows (≤ 8). */
@@ -102,9 +108,74 @@ describe('planFused', () => {
   });
 });
 
+describe('planSequence', () => {
+  const SMS = 132;
+
+  it('picks the column count from H (8 lanes per unit) and refuses hidden sizes past 128', () => {
+    expect(planSequence(1, 5, 1, SMS)).toMatchObject({ columns: 4, threads: 32 });
+    expect(planSequence(1, 5, 32, SMS)).toMatchObject({ columns: 4, threads: 256 });
+    expect(planSequence(1, 5, 33, SMS)).toMatchObject({ columns: 8, threads: 288 });
+    expect(planSequence(1, 5, 100, SMS)).toMatchObject({ columns: 16, threads: 800 });
+    expect(planSequence(1, 5, SEQUENCE_MAX_HIDDEN, SMS)).toMatchObject({ columns: 16, threads: 1024 });
+    expect(planSequence(1, 5, SEQUENCE_MAX_HIDDEN + 1, SMS)).toBeUndefined();
+  });
+
+  it('spreads the rows of every member over the SMs, in passes of the smallest tile that holds them', () => {
+    // One row per block while E·B ≤ SMs.
+    expect(planSequence(1, 64, 64, SMS)).toMatchObject({ rowsPerBlock: 1, rows: 1, blocks: 64, kernel: 'gru_sequence_k8_r1' });
+    expect(planSequence(1, 256, 32, SMS)).toMatchObject({ rowsPerBlock: 2, rows: 2, blocks: 128, kernel: 'gru_sequence_k4_r2' });
+    expect(planSequence(5, 256, 64, SMS)).toMatchObject({ rowsPerBlock: 10, rows: 8, blocks: 5 * 26 });
+    // 16 columns take at most 2 rows a pass and 8 a block (one gate item per thread).
+    expect(planSequence(1, 700, 128, SMS)).toMatchObject({ rowsPerBlock: 6, rows: 2, blocks: 117, kernel: 'gru_sequence_k16_r2' });
+    expect(planSequence(16, 300, 100, SMS)).toMatchObject({ rowsPerBlock: 8, rows: 2, blocks: 16 * 38 });
+    // Past SMS · 16 rows the blocks run in waves.
+    expect(planSequence(16, 300, 31, SMS)).toMatchObject({ rowsPerBlock: SEQUENCE_MAX_ROWS, rows: 8, blocks: 16 * 19 });
+  });
+
+  it('sizes shared memory for the state tile (rounded up to whole passes), the biases and the weights past registers', () => {
+    // H 33: rows padded to 36 floats; 10 rows in passes of 8 → 16 rows, two buffers; 6·33 biases; 3·33 sums a row.
+    expect(sequenceSharedBytes(33, 8, 288, 10, 8)).toBe(4 * (2 * 16 * 36 + 6 * 33 + 16 * 3 * 33));
+    // 16 columns: a fourth of the weights (3 float4 per thread) sit in shared memory.
+    expect(sequenceSharedBytes(128, 16, 1024, 1, 1)).toBe(4 * (12 * 1024 + 2 * 128 + 6 * 128 + 3 * 128));
+    const largest = planSequence(64, 256, 128, SMS)!;
+    expect(largest.sharedBytes).toBeLessThanOrEqual(227 * 1024);
+  });
+
+  it('plans only kernels that its gru_sequence.cu module defines (one module per column count)', () => {
+    const specs = gruModuleSpecs().filter((spec) => spec.file === 'gru_sequence.cu');
+    expect(specs).toHaveLength(9);
+    expect(gruKernelNames(gruSequenceSpec('f32', 16))).toEqual(['gru_sequence_k16_r1', 'gru_sequence_k16_r2']);
+    expect(gruKernelNames(gruSequenceSpec('bf16', 4))).toEqual(['gru_sequence_k4_r1', 'gru_sequence_k4_r2', 'gru_sequence_k4_r4', 'gru_sequence_k4_r8']);
+    for (const e of [1, 3, 16]) {
+      for (const b of [1, 3, 17, 130, 1024]) {
+        for (const h of [1, 31, 33, 64, 100, 128]) {
+          const plan = planSequence(e, b, h, SMS)!;
+          expect(gruKernelNames(gruSequenceSpec('f16', plan.columns))).toContain(plan.kernel);
+          expect(8 * plan.columns).toBeGreaterThanOrEqual(h);
+          expect(plan.rowsPerBlock).toBeLessThanOrEqual(SEQUENCE_MAX_ROWS);
+          // Every (row, unit) of a block has a thread for its gates (one item each at 16 columns, else two).
+          expect(plan.rowsPerBlock * h).toBeLessThanOrEqual((plan.columns === 16 ? 1 : 2) * plan.threads);
+          expect(plan.blocks).toBe(e * Math.ceil(b / plan.rowsPerBlock));
+          expect(plan.threads % 32).toBe(0);
+          expect(plan.threads).toBeLessThanOrEqual(1024);
+        }
+      }
+    }
+  });
+
+  it('runs without layer norm, and explains why not elsewhere', () => {
+    const plan = planSequence(1, 8, 64, SMS);
+    expect(sequenceFit(false, plan)).toEqual({ plan });
+    expect(sequenceFit(true, plan)).toEqual({ reason: expect.stringMatching(/layer norm/) });
+    expect(sequenceFit(false, undefined)).toEqual({ reason: expect.stringMatching(/up to 128/) });
+  });
+});
+
 describe('fusedFit and autoPath', () => {
-  const small = { ensemble: 1, batch: 32, hidden: 256, layerNorm: false, precision: 'highest' as const };
+  const small = { ensemble: 1, batch: 32, hidden: 256, layerNorm: false, precision: 'highest' as 'highest' | 'tf32' };
   const plan = (s: typeof small) => planFused(s.ensemble, s.batch, s.hidden, 132);
+  const seq = (s: typeof small): SequencePlan | undefined => planSequence(s.ensemble, s.batch, s.hidden, 132);
+  const auto = (s: typeof small) => autoPath(s, plan(s), seq(s));
 
   it('runs a plan without layer norm, and explains why not elsewhere', () => {
     expect(fusedFit(false, plan(small))).toEqual({ plan: plan(small) });
@@ -112,20 +183,32 @@ describe('fusedFit and autoPath', () => {
     expect(fusedFit(false, undefined)).toEqual({ reason: expect.stringMatching(/up to 512/) });
   });
 
+  it('takes the sequence kernel for hidden sizes up to 128 and products up to its limit', () => {
+    for (const hidden of [1, 32, 64, 100, 128]) for (const batch of [1, 3, 64, 256]) expect(auto({ ...small, hidden, batch })).toBe('sequence');
+    expect(auto({ ...small, hidden: 64, ensemble: 16, batch: 256 })).toBe('sequence');
+    // 5 · 256 · 128² = 5 · 2^22 is the limit; 6 members step.
+    expect(auto({ ...small, hidden: 128, ensemble: 5, batch: 256 })).toBe('sequence');
+    expect(auto({ ...small, hidden: 128, ensemble: 6, batch: 256 })).toBe('steps');
+    // Under TF32 the tensor-core products take over at 2^22, as from the fused path.
+    expect(auto({ ...small, hidden: 128, batch: 256, precision: 'tf32' })).toBe('sequence');
+    expect(auto({ ...small, hidden: 128, batch: 257, precision: 'tf32' })).toBe('steps');
+    expect(auto({ ...small, hidden: 128, layerNorm: true })).toBe('steps');
+    expect(auto({ ...small, hidden: 129 })).toBe('fused');
+  });
+
   it('takes fused for small products, steps for large ones, layer norm or hidden past 512', () => {
-    expect(autoPath(small, plan(small))).toBe('fused');
-    expect(autoPath({ ...small, precision: 'tf32' }, plan(small))).toBe('fused');
-    expect(autoPath({ ...small, layerNorm: true }, plan(small))).toBe('steps');
-    const big = { ...small, batch: 256, hidden: 1024 };
-    expect(autoPath(big, plan(big))).toBe('steps');
+    expect(auto(small)).toBe('fused');
+    expect(auto({ ...small, precision: 'tf32' })).toBe('fused');
+    expect(auto({ ...small, layerNorm: true })).toBe('steps');
+    expect(auto({ ...small, batch: 256, hidden: 1024 })).toBe('steps');
     // 32 · 512² = 2^23: the f32 limit; TF32 tensor cores take over sooner (2^22).
     const mid = { ...small, batch: 32, hidden: 512 };
-    expect(autoPath(mid, plan(mid))).toBe('fused');
-    expect(autoPath({ ...mid, batch: 33 }, plan({ ...mid, batch: 33 }))).toBe('steps');
-    expect(autoPath({ ...mid, precision: 'tf32' }, plan(mid))).toBe('steps');
-    expect(autoPath({ ...mid, batch: 16, precision: 'tf32' }, plan({ ...mid, batch: 16 }))).toBe('fused');
+    expect(auto(mid)).toBe('fused');
+    expect(auto({ ...mid, batch: 33 })).toBe('steps');
+    expect(auto({ ...mid, precision: 'tf32' })).toBe('steps');
+    expect(auto({ ...mid, batch: 16, precision: 'tf32' })).toBe('fused');
     // The hybrid trainer's ensemble (5 · 32 · 256² > 2^23) steps.
-    expect(autoPath({ ...small, ensemble: 5 }, plan({ ...small, ensemble: 5 }))).toBe('steps');
+    expect(auto({ ...small, ensemble: 5 })).toBe('steps');
   });
 });
 

@@ -189,7 +189,7 @@ const GRU_LN: OptionSpec = {
 };
 const GRU_COMMON_BAD = {
   precision: ['fast', /precision must be 'highest' or 'tf32', got the string "fast"/],
-  path: ['fusd', /path must be 'auto', 'fused', 'steps' or 'persistent', got the string "fusd"; did you mean 'fused'\?/],
+  path: ['fusd', /path must be 'auto', 'sequence', 'fused', 'steps' or 'persistent', got the string "fusd"; did you mean 'fused'\?/],
 } as const;
 
 /** A layer's weights through `arg`, so each tensor and the objects can be substituted. */

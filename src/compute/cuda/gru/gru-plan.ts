@@ -131,14 +131,124 @@ export function fusedFit(layerNorm: boolean, plan: FusedPlan | undefined): { pla
  */
 export const FUSED_AUTO_LIMIT = { highest: 2 ** 23, tf32: 2 ** 22 } as const;
 
-/** The path 'auto' takes: fused where it applies and the product is small, else steps. */
+/**
+ * Per-step products E·B·H² up to which 'auto' takes the sequence kernel where it applies: there
+ * the whole layer is one launch where the fused path pays one per step. H200, whole f32 calls,
+ * sequence vs fused (the previous choice) vs steps: b64 h64 T100 129 vs 275 vs 689 µs, b256 h128
+ * T100 334 vs 651 vs 970, e5 b256 h128 T16 (5·2^22, the limit) 248 vs 422 vs 260, e16 b256 h32
+ * T16 82 vs 218 vs 180; b1 h128 T5 45 vs 50 vs 51. Under 'tf32' the steps path's tensor-core
+ * products take over sooner: the fused path's limit.
+ */
+export const SEQUENCE_AUTO_LIMIT = { highest: 5 * 2 ** 22, tf32: FUSED_AUTO_LIMIT.tf32 } as const;
+
+/**
+ * The path 'auto' takes: sequence where it applies and the product is small (hidden ≤ 128), else
+ * fused where it applies and the product is small, else steps.
+ */
 export function autoPath(
   shape: { ensemble: number; batch: number; hidden: number; layerNorm: boolean; precision: 'highest' | 'tf32' },
   fused: FusedPlan | undefined,
-): 'fused' | 'steps' {
-  if ('reason' in fusedFit(shape.layerNorm, fused)) return 'steps';
+  sequence: SequencePlan | undefined,
+): 'sequence' | 'fused' | 'steps' {
   const work = shape.ensemble * shape.batch * shape.hidden * shape.hidden;
+  if (!('reason' in sequenceFit(shape.layerNorm, sequence)) && work <= SEQUENCE_AUTO_LIMIT[shape.precision]) return 'sequence';
+  if ('reason' in fusedFit(shape.layerNorm, fused)) return 'steps';
   return work <= FUSED_AUTO_LIMIT[shape.precision] ? 'fused' : 'steps';
+}
+
+/** Lanes per hidden unit of the one-launch sequence kernel (SEQ_SPLIT in gru_sequence.cu). */
+export const SEQUENCE_SPLIT = 8;
+/** Columns of h per lane the sequence kernels are compiled for (one module each): KPT serves H ≤ 8·KPT. */
+export const SEQUENCE_COLUMNS = [4, 8, 16] as const;
+/** The largest hidden size of the sequence path: a block keeps all of W_hh on one SM (48 K floats at 128). */
+export const SEQUENCE_MAX_HIDDEN = SEQUENCE_SPLIT * SEQUENCE_COLUMNS[SEQUENCE_COLUMNS.length - 1];
+/**
+ * Most batch rows one block of the sequence kernel runs (its state tile lives in shared memory);
+ * 8 at 16 columns per lane, where each thread applies the gates of one (row, unit) item.
+ */
+export const SEQUENCE_MAX_ROWS = 16;
+
+/** Rows per pass (the kernel's R) for `columns` per lane: 16 columns leave registers for 2 rows only. */
+function sequenceRowTiles(columns: number): readonly number[] {
+  return columns >= 16 ? [1, 2] : [1, 2, 4, 8];
+}
+
+/** Gate items (row, unit) per thread (SEQ_GATE_ITEMS in gru_sequence.cu): a block runs at most items·threads / H rows. */
+function sequenceGateItems(columns: number): number {
+  return columns >= 16 ? 1 : 2;
+}
+
+/** Float4 chunks of W_hh per lane held in shared memory rather than registers (SEQ_REG_CHUNKS in gru_sequence.cu). */
+function sequenceSharedChunks(columns: number): number {
+  return columns >= 16 ? 1 : 0;
+}
+
+/** The sequence kernel's name for `columns` per lane and `rows` per pass. */
+export function sequenceKernelName(columns: number, rows: number): string {
+  return `gru_sequence_k${columns}_r${rows}`;
+}
+
+/** The sequence kernels gru_sequence.cu defines for `columns` per lane (its GRU_SEQ_COLUMNS module). */
+export function sequenceKernelNames(columns: number): string[] {
+  return sequenceRowTiles(columns).map((r) => sequenceKernelName(columns, r));
+}
+
+/** How the one-launch sequence kernel runs a shape. */
+export interface SequencePlan {
+  /** Columns of h per lane (the kernel's KPT). */
+  columns: number;
+  /** Rows per pass (the kernel's R). */
+  rows: number;
+  /** Batch rows of one member each block runs through all steps. */
+  rowsPerBlock: number;
+  /** SEQUENCE_SPLIT lanes per hidden unit, rounded up to whole warps. */
+  threads: number;
+  /** E · ⌈B / rowsPerBlock⌉. */
+  blocks: number;
+  sharedBytes: number;
+  kernel: string;
+}
+
+/** Dynamic shared memory of the sequence kernel (its layout in gru_sequence.cu). */
+export function sequenceSharedBytes(hidden: number, columns: number, threads: number, rowsPerBlock: number, rows: number): number {
+  const weights = 4 * 3 * sequenceSharedChunks(columns) * threads;
+  const padded = Math.ceil(rowsPerBlock / rows) * rows;
+  const state = 2 * padded * Math.ceil(hidden / 4) * 4;
+  return 4 * (weights + state + 6 * hidden + padded * 3 * hidden);
+}
+
+/**
+ * The sequence launch for E members, B rows and H units on a device with `multiprocessors` SMs, or
+ * undefined for H above {@link SEQUENCE_MAX_HIDDEN}. Blocks are independent, so the rows are spread
+ * as thinly as the SMs allow: ⌈E·B / SMs⌉ rows per block (at most {@link SEQUENCE_MAX_ROWS}, 8 for
+ * H > 64; past that the blocks run in waves), taken in passes of the smallest row tile that holds
+ * them. (H200 kernel-only, b256 T100: h64 1 row per block 228 µs, 2 rows 114, 4 rows 138; h128
+ * 1 row 358, 2 rows 284, 4 rows 396.)
+ */
+export function planSequence(E: number, B: number, H: number, multiprocessors: number): SequencePlan | undefined {
+  const columns = SEQUENCE_COLUMNS.find((c) => SEQUENCE_SPLIT * c >= H);
+  if (columns === undefined) return undefined;
+  const threads = Math.ceil((SEQUENCE_SPLIT * H) / 32) * 32;
+  const most = Math.min(SEQUENCE_MAX_ROWS, Math.floor((sequenceGateItems(columns) * threads) / H));
+  const rowsPerBlock = Math.min(most, Math.ceil((E * B) / multiprocessors), B);
+  const tiles = sequenceRowTiles(columns);
+  const rows = tiles.find((r) => r >= rowsPerBlock) ?? tiles[tiles.length - 1]!;
+  return {
+    columns,
+    rows,
+    rowsPerBlock,
+    threads,
+    blocks: E * Math.ceil(B / rowsPerBlock),
+    sharedBytes: sequenceSharedBytes(H, columns, threads, rowsPerBlock, rows),
+    kernel: sequenceKernelName(columns, rows),
+  };
+}
+
+/** Whether the sequence kernel can run a layer: its plan, or why not. */
+export function sequenceFit(layerNorm: boolean, plan: SequencePlan | undefined): { plan: SequencePlan } | { reason: string } {
+  if (layerNorm) return { reason: 'it has no layer norm (a whole-row reduction per step)' };
+  if (plan === undefined) return { reason: `it serves hidden sizes up to ${SEQUENCE_MAX_HIDDEN}` };
+  return { plan };
 }
 
 /** Columns per lane the rollout kernel is compiled for (ROLL_KH for H, ROLL_KS for S): K serves sizes up to 32·K. */

@@ -1,6 +1,12 @@
 /**
- * One GRU layer's recurrence on CUDA (`kernels/gru.cu`), by one of three paths:
+ * One GRU layer's recurrence on CUDA (`kernels/gru.cu`, `kernels/gru_sequence.cu`), by one of
+ * four paths:
  *
+ * - sequence: one launch for all T steps (`kernels/gru_sequence.cu`). Each block runs the whole
+ *   sequence of a few batch rows of one member (rows and members do not interact, so blocks never
+ *   wait for one another), with W_hh on chip (8 lanes per hidden unit) and the state in shared
+ *   memory, two block barriers per step. Applies for hidden sizes up to 128 without layer norm;
+ *   SIMT f32 products also under 'tf32'.
  * - fused: per step one kernel that does both the product h·W_hhᵀ and the gates (one warp per
  *   hidden unit keeps its three W_hh rows in registers and walks a tile of batch rows), so T
  *   launches and no GEMM dispatch. Applies for hidden sizes up to 512 without layer norm. Its
@@ -15,8 +21,8 @@
  * path's product); when the same configuration (same buffers, same shapes) comes back, its
  * launches are captured once in a CUDA graph and replayed from then on.
  *
- * `params.path` picks one; 'auto' takes fused for small products and steps elsewhere (autoPath in
- * gru-plan.ts, from H200 measurements in bench/notes/gru.md).
+ * `params.path` picks one; 'auto' takes the path autoPath (gru-plan.ts) picks from H200
+ * measurements (bench/notes/gru.md). The sequence path is one launch: it needs no graph.
  */
 import { Graph, type GraphExec } from '../../../driver/graph.js';
 import { InvalidArgumentError } from '../../../errors.js';
@@ -28,7 +34,7 @@ import type { TensorView } from '../../core/view.js';
 import type { OpStateKey } from '../../backend/op-states.js';
 import type { CudaBuffer, CudaContext } from '../cuda-context.js';
 import { isConfigurationFailure } from '../configuration-failure.js';
-import { gruFusedSpec, gruSpec } from './gru-kernels.js';
+import { gruFusedSpec, gruSequenceSpec, gruSpec } from './gru-kernels.js';
 import {
   autoPath,
   FUSED_UNITS,
@@ -37,7 +43,10 @@ import {
   persistentFit,
   planFused,
   planPersistent,
+  planSequence,
+  sequenceFit,
   type FusedPlan,
+  type SequencePlan,
 } from './gru-plan.js';
 import { cudaMatmul } from '../matmul/matmul.js';
 import type { RegisteredKernel } from '../kernel-registry.js';
@@ -49,6 +58,7 @@ const MAX_GRAPHS = 4;
 const PERSISTENT_SIG: readonly ArgType[] = [
   'ptr', 'u64', 'u64', 'u64', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'u64', 'i32', 'ptr', 'i32', 'i32', 'i32', 'i32', 'ptr',
 ];
+/** The fused step kernels' arguments; the sequence kernels take the same list (steps, H, rows per block last). */
 const FUSED_SIG: readonly ArgType[] = [
   'ptr', 'u64', 'u64', 'u64', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'u64', 'u64', 'u64', 'i32', 'ptr', 'i32', 'i32', 'i32', 'i32',
 ];
@@ -100,7 +110,14 @@ export function cudaGruRecurrence(backend: CudaContext, p: GruRecurrenceParams):
   const { ensemble: E, batch: B, hidden: H } = p;
   const layerNorm = p.layerNorm !== undefined;
   const fused = planFused(E, B, H, backend.multiprocessorCount);
+  const sequence = planSequence(E, B, H, backend.multiprocessorCount);
   switch (p.path) {
+    case 'sequence': {
+      const fit = sequenceFit(layerNorm, sequence);
+      if ('reason' in fit) throw notApplicable('sequence', fit.reason, p);
+      runSequence(backend, p, fit.plan);
+      return;
+    }
     case 'persistent':
       runPersistent(backend, p);
       return;
@@ -115,7 +132,9 @@ export function cudaGruRecurrence(backend: CudaContext, p: GruRecurrenceParams):
     }
     case 'auto': {
       const shape = { ensemble: E, batch: B, hidden: H, layerNorm, precision: p.precision };
-      runRecorded(backend, p, autoPath(shape, fused) === 'fused' ? fused : undefined);
+      const path = autoPath(shape, fused, sequence);
+      if (path === 'sequence') runSequence(backend, p, sequence!);
+      else runRecorded(backend, p, path === 'fused' ? fused : undefined);
       return;
     }
   }
@@ -147,6 +166,20 @@ function runPersistent(backend: CudaContext, p: GruRecurrenceParams): void {
     backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh), backend.address(p.h0),
     backend.address(p.hSeq), ...p.seqStrides, p.slots, backend.address(p.hN),
     B, p.steps, H, chosen.units, backend.blockCounter(),
+  );
+}
+
+/** The sequence path: every step of the layer in one launch. */
+function runSequence(backend: CudaContext, p: GruRecurrenceParams, plan: SequencePlan): void {
+  const dtype = p.hN.dtype;
+  const k = backend.kernel(`gru|${dtype}|${plan.kernel}`, () => gruSequenceSpec(dtype, plan.columns), plan.kernel, FUSED_SIG);
+  if (plan.sharedBytes > 48 * 1024) allowShared(backend, k, `${dtype}|${plan.kernel}`, backend.device.sharedMemoryPerBlockOptin);
+  k.launch(
+    { grid: plan.blocks, block: plan.threads, sharedMemBytes: plan.sharedBytes, stream: backend.enqueue() },
+    backend.address(p.gx), ...p.gxStrides,
+    backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh), backend.address(p.h0),
+    backend.address(p.hSeq), ...p.seqStrides, p.slots, backend.address(p.hN),
+    p.batch, p.steps, p.hidden, plan.rowsPerBlock,
   );
 }
 

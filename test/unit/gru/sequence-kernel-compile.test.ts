@@ -1,0 +1,3 @@
+import { describeKernelCompiles } from '../compute-cuda/compile-kernels.js';
+
+describeKernelCompiles(['gru_sequence.cu']);

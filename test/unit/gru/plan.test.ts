@@ -19,6 +19,7 @@ import {
   type SequencePlan,
 } from '../../../src/compute/cuda/gru/gru-plan.js';
 import { gruFusedSpec, gruKernelNames, gruModuleSpecs, gruRolloutSpec, gruSequenceSpec } from '../../../src/compute/cuda/gru/gru-kernels.js';
+import type { DType } from '../../../src/compute/core/dtype.js';
 
 const H200_SHARED = 232448 - 1024;
 /** An H200-like device: 132 SMs, as many 256-thread blocks per SM as shared memory allows (≤ 8). */
@@ -172,7 +173,7 @@ describe('planSequence', () => {
 });
 
 describe('fusedFit and autoPath', () => {
-  const small = { ensemble: 1, batch: 32, hidden: 256, layerNorm: false, precision: 'highest' as 'highest' | 'tf32' };
+  const small = { ensemble: 1, batch: 32, hidden: 256, layerNorm: false, precision: 'highest' as 'highest' | 'tf32', dtype: 'f32' as DType };
   const plan = (s: typeof small) => planFused(s.ensemble, s.batch, s.hidden, 132);
   const seq = (s: typeof small): SequencePlan | undefined => planSequence(s.ensemble, s.batch, s.hidden, 132);
   const auto = (s: typeof small) => autoPath(s, plan(s), seq(s));
@@ -194,6 +195,9 @@ describe('fusedFit and autoPath', () => {
     expect(auto({ ...small, hidden: 128, batch: 257, precision: 'tf32' })).toBe('steps');
     expect(auto({ ...small, hidden: 128, layerNorm: true })).toBe('steps');
     expect(auto({ ...small, hidden: 129 })).toBe('fused');
+    // 16-bit layers keep the fused path.
+    expect(auto({ ...small, hidden: 64, dtype: 'bf16' })).toBe('fused');
+    expect(auto({ ...small, hidden: 64, dtype: 'f16' })).toBe('fused');
   });
 
   it('takes fused for small products, steps for large ones, layer norm or hidden past 512', () => {

@@ -131,7 +131,7 @@ export function cudaGruRecurrence(backend: CudaContext, p: GruRecurrenceParams):
       return;
     }
     case 'auto': {
-      const shape = { ensemble: E, batch: B, hidden: H, layerNorm, precision: p.precision };
+      const shape = { ensemble: E, batch: B, hidden: H, layerNorm, precision: p.precision, dtype: p.hN.dtype };
       const path = autoPath(shape, fused, sequence);
       if (path === 'sequence') runSequence(backend, p, sequence!);
       else runRecorded(backend, p, path === 'fused' ? fused : undefined);

@@ -110,6 +110,9 @@ export function platformBackends(platform: NodeJS.Platform = process.platform): 
   return ['vulkan'];
 }
 
+/** Dawn's toggle that turns its bounds checks off. */
+const UNCHECKED_TOGGLE = 'disable_robustness';
+
 /** Whether Dawn's bounds checks stay on: the option, else the environment variable. */
 export function robustnessWanted(options: WebGpuAdapterOptions, env: NodeJS.ProcessEnv = process.env): boolean {
   return options.robustness ?? env.GPUCOMPUTE_WEBGPU_ROBUSTNESS === '1';
@@ -117,7 +120,7 @@ export function robustnessWanted(options: WebGpuAdapterOptions, env: NodeJS.Proc
 
 function toggleFlags(options: WebGpuAdapterOptions, unchecked: boolean): string[] {
   const flags: string[] = [];
-  const enable = [...(options.enableToggles ?? []), ...(unchecked ? ['disable_robustness'] : [])];
+  const enable = [...(options.enableToggles ?? []), ...(unchecked ? [UNCHECKED_TOGGLE] : [])];
   if (enable.length) flags.push(`enable-dawn-features=${enable.join(',')}`);
   if (options.disableToggles?.length) flags.push(`disable-dawn-features=${options.disableToggles.join(',')}`);
   return flags;
@@ -174,7 +177,7 @@ export async function findAdapter(options: WebGpuAdapterOptions = {}): Promise<F
     const instance = acquireInstance(dawn, flags);
     try {
       const adapter = await instance.gpu.requestAdapter(options.powerPreference ? { powerPreference: options.powerPreference } : {});
-      if (adapter) return { dawn, instance, adapter, backendType: backend, robustness: !unchecked };
+      if (adapter) return { dawn, instance, adapter, backendType: backend, robustness: !unchecked && !options.enableToggles?.includes(UNCHECKED_TOGGLE) };
       misses.push(`${backend}: no adapter`);
     } catch (err) {
       misses.push(`${backend}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);

@@ -52,6 +52,12 @@ describe("Dawn's bounds checks", () => {
     expect(withToggles.used).toContain('enable-dawn-features=use_dxc,disable_robustness');
   });
 
+  it('are reported off where the caller turns them off by the toggle itself', async () => {
+    const { robustness, used } = await find(false, { robustness: true, enableToggles: ['disable_robustness'] });
+    expect(used).toContain('enable-dawn-features=disable_robustness');
+    expect(robustness).toBe(false);
+  });
+
   it('follow GPUCOMPUTE_WEBGPU_ROBUSTNESS where the option is not given', () => {
     expect(robustnessWanted({}, {})).toBe(false);
     expect(robustnessWanted({}, { GPUCOMPUTE_WEBGPU_ROBUSTNESS: '1' })).toBe(true);

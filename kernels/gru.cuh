@@ -77,14 +77,16 @@ template <> struct RowBits<1> {
   static constexpr int value = 0;
 };
 
-// acc[r][g] holds lane-partial sums of row r, value g. Each halving step trades half the rows with
-// the lane `mask` apart (lanes with `mask` set keep the upper half), so after log2 BT steps lane l
-// holds row l >> (5 − log2 BT) summed over 32/BT lanes; a butterfly over the remaining lane bits
-// completes the sums (G·(BT − 1) + G·(5 − log2 BT) shuffles instead of G·5·BT).
-template <int BT, int G, int LEVEL = 0>
+// acc[r][g] holds lane-partial sums of row r, value g, over groups of LANES lanes (a power of two
+// up to 32; lane is the index within the warp). Each halving step trades half the rows with the
+// lane `mask` apart (lanes with `mask` set keep the upper half), so after log2 BT steps lane l of a
+// group holds row l >> (log2 LANES − log2 BT) summed over LANES/BT lanes; a butterfly over the
+// remaining lane bits completes the sums (G·(BT − 1) + G·(log2 LANES − log2 BT) shuffles instead
+// of G·log2 LANES·BT).
+template <int BT, int G, int LANES = 32, int LEVEL = 0>
 __device__ __forceinline__ void reduce_scatter_rows(float (&acc)[BT][G], int lane) {
   if constexpr (LEVEL < RowBits<BT>::value) {
-    constexpr int mask = 16 >> LEVEL;
+    constexpr int mask = (LANES / 2) >> LEVEL;
     constexpr int half = BT >> (LEVEL + 1);
     const bool upper = (lane & mask) != 0;
 #pragma unroll
@@ -96,10 +98,10 @@ __device__ __forceinline__ void reduce_scatter_rows(float (&acc)[BT][G], int lan
         acc[r][g] = keep + gc_shfl_xor(give, mask);
       }
     }
-    reduce_scatter_rows<BT, G, LEVEL + 1>(acc, lane);
+    reduce_scatter_rows<BT, G, LANES, LEVEL + 1>(acc, lane);
   } else {
 #pragma unroll
-    for (int mask = 16 >> RowBits<BT>::value; mask > 0; mask >>= 1) {
+    for (int mask = (LANES / 2) >> RowBits<BT>::value; mask > 0; mask >>= 1) {
 #pragma unroll
       for (int g = 0; g < G; ++g) acc[0][g] += gc_shfl_xor(acc[0][g], mask);
     }

@@ -32,36 +32,6 @@
 #define SEQ_REG_CHUNKS (GRU_SEQ_COLUMNS / 4)
 #endif
 
-// Sums acc[r][g] over the SEQ_SPLIT lanes of a unit. Each halving step trades half the rows with
-// the lane `mask` apart (as reduce_scatter_rows in gru.cuh, over 8 lanes instead of 32): after
-// log2 R steps lane s holds row s >> (3 − log2 R), and a butterfly over the lower lane bits
-// completes its sums.
-template <int R, int LEVEL = 0>
-__device__ __forceinline__ void seq_reduce_rows(float (&acc)[R][3], int s) {
-  constexpr int LS = RowBits<SEQ_SPLIT>::value;
-  if constexpr (LEVEL < RowBits<R>::value) {
-    constexpr int mask = (SEQ_SPLIT / 2) >> LEVEL;
-    constexpr int half = R >> (LEVEL + 1);
-    const bool upper = (s & mask) != 0;
-#pragma unroll
-    for (int r = 0; r < half; ++r) {
-#pragma unroll
-      for (int g = 0; g < 3; ++g) {
-        const float keep = upper ? acc[r + half][g] : acc[r][g];
-        const float give = upper ? acc[r][g] : acc[r + half][g];
-        acc[r][g] = keep + gc_shfl_xor(give, mask);
-      }
-    }
-    seq_reduce_rows<R, LEVEL + 1>(acc, s);
-  } else {
-#pragma unroll
-    for (int mask = (1 << (LS - RowBits<R>::value)) >> 1; mask > 0; mask >>= 1) {
-#pragma unroll
-      for (int g = 0; g < 3; ++g) acc[0][g] += gc_shfl_xor(acc[0][g], mask);
-    }
-  }
-}
-
 // Block b of the grid: member b / tiles, rows [tile·rowsPerBlock, +rowsPerBlock) of the batch.
 // Shared memory: ws [C4 − KR][3][blockDim.x] float4 (the weights not in registers), then floats:
 // hs [2][RP][HP] (RP = rowsPerBlock rounded up to R, HP = H rounded up to 4; rows past the tile
@@ -182,7 +152,7 @@ __device__ __forceinline__ void gru_sequence_body(const T* __restrict__ gx, idx_
           }
         }
       }
-      seq_reduce_rows<R>(acc, s);
+      reduce_scatter_rows<R, 3, S>(acc, s);
       const int row = p0 + myRow;
       if (writes && row < rows) {
 #pragma unroll

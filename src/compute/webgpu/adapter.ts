@@ -197,6 +197,7 @@ export async function findAdapter(options: WebGpuAdapterOptions = {}): Promise<F
   return throwUnavailable(misses);
 }
 
+/** Whether an adapter is a software one (Mesa's lavapipe, SwiftShader): Dawn's isFallbackAdapter. */
 function isSoftware(adapter: GPUAdapter): boolean {
   return (adapter.info as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
 }
@@ -227,7 +228,7 @@ async function adapterName(options: WebGpuAdapterOptions, backends: readonly str
 
 /** The record `info` shows for an adapter. */
 export function describeAdapter(adapter: GPUAdapter, backendType: WebGpuBackendType, robustness: boolean): WebGpuAdapterInfo {
-  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number; isFallbackAdapter?: boolean };
+  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
   const features = Object.fromEntries(WEBGPU_FEATURES.map((f) => [f, adapter.features.has(f)])) as Record<WebGpuFeature, boolean>;
   const limits = Object.fromEntries(WEBGPU_LIMITS.map((l) => [l, adapter.limits[l]])) as Record<WebGpuLimit, number>;
   return {
@@ -236,7 +237,7 @@ export function describeAdapter(adapter: GPUAdapter, backendType: WebGpuBackendT
     architecture: info.architecture,
     device: info.device,
     description: info.description,
-    fallback: info.isFallbackAdapter === true,
+    fallback: isSoftware(adapter),
     robustness,
     ...(info.subgroupMinSize ? { subgroupMinSize: info.subgroupMinSize } : {}),
     ...(info.subgroupMaxSize ? { subgroupMaxSize: info.subgroupMaxSize } : {}),

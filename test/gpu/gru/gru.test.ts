@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
+import { GRU_PATHS } from '../../../src/compute/ops/gru.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { runGruCases } from './gru-cases.js';
@@ -17,7 +18,7 @@ describe.skipIf(!gpuAvailable)('gru on CUDA', () => {
 
   it('every path matches the float64 reference', () => {
     const seed = freshSeed();
-    for (const r of runGruCases(gpu, seed, ['auto', 'sequence', 'fused', 'steps', 'persistent'])) {
+    for (const r of runGruCases(gpu, seed, GRU_PATHS)) {
       expect(r.error, `${r.name} (seed ${seed})`).toBeLessThanOrEqual(r.bound);
     }
   }, 300_000);

@@ -8,14 +8,14 @@
  */
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { GruPath } from '../../../src/compute/core/gru-params.js';
+import { GRU_PATHS } from '../../../src/compute/ops/gru.js';
 import { freshSeed } from '../../unit/compute/helpers.js';
 import { runGruCases } from './gru-cases.js';
 
 const gpu = await GpuCompute.create({ backend: 'cuda', logLevel: 'warn' });
 const seed = freshSeed();
 let failures = 0;
-const PATHS: readonly GruPath[] = ['auto', 'sequence', 'fused', 'steps', 'persistent'];
-const requested = process.argv.slice(2).filter((a): a is GruPath => (PATHS as readonly string[]).includes(a));
+const requested = process.argv.slice(2).filter((a): a is GruPath => (GRU_PATHS as readonly string[]).includes(a));
 const results = runGruCases(gpu, seed, requested.length > 0 ? requested : ['auto']);
 for (const r of results) {
   const ok = r.error <= r.bound;

@@ -23,6 +23,7 @@
 #include "dtype.cuh"
 #include "ops.cuh"
 #include "gru.cuh"
+#include "gru_rollout.cuh"
 
 #define ROLL_THREADS 256
 #define ROLL_WARPS (ROLL_THREADS / 32)
@@ -46,10 +47,6 @@ struct RolloutArgs {
   T* states;      // [E, B, steps, S]
   T* hN;          // [E, B, H]
 };
-
-__device__ __forceinline__ float round_to_t(float v) { return widen(narrow<T>(v)); }
-
-__device__ __forceinline__ float load_or_zero(const T* p, bool present) { return present ? widen(*p) : 0.0f; }
 
 // Row b of x_t: the given state at t = 0, else the projection of step t − 1.
 __device__ __forceinline__ const T* x_row(const RolloutArgs& a, int e, int b, int t, int B, int steps, int S) {

@@ -10,7 +10,7 @@ import { ATTENTION_BACKWARD_DOT, ATTENTION_BACKWARD_ENTRY, ATTENTION_BACKWARD_SO
 import { DECODE_COMBINE, DECODE_ENTRY, DECODE_SOURCE } from './attention/attention-decode-kernels.js';
 import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention/attention-kernels.js';
 import { GRU_BACKWARD_KERNELS, GRU_BACKWARD_SPEC } from './gru/gru-backward.js';
-import { GRU_ROLLOUT_SOURCE, GRU_SEQUENCE_SOURCE, GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
+import { GRU_ROLLOUT_CLUSTER_SOURCE, GRU_ROLLOUT_SOURCE, GRU_SEQUENCE_SOURCE, GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
 import { SMALL_DENSE_KERNELS, SMALL_DENSE_SPEC } from './small-dense.js';
 
 /** Every specialisation, without duplicates. */
@@ -36,6 +36,7 @@ export function kernelNames(spec: ModuleSpec): string[] {
       return [ATTENTION_BACKWARD_ENTRY.mma, ATTENTION_BACKWARD_DOT];
     case GRU_SOURCE:
     case GRU_ROLLOUT_SOURCE:
+    case GRU_ROLLOUT_CLUSTER_SOURCE:
     case GRU_SEQUENCE_SOURCE:
       return gruKernelNames(spec);
     case GRU_BACKWARD_SPEC.file:

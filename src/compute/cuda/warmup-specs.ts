@@ -41,7 +41,7 @@ import {
 import { attentionWgmmaEnabled } from './attention/attention.js';
 import { decodeConfig, decodeSharedBytes, decodeSimtRowCounts } from './attention/attention-decode-kernels.js';
 import { ATTENTION_HEAD_DIMS, attentionSharedBytes, attentionSpec, mmaCandidates, simtCandidates, WGMMA_HEAD_DIMS, wgmmaConfig } from './attention/attention-kernels.js';
-import { gruFusedSpec, gruRolloutSpec, gruSequenceSpec, gruSpec } from './gru/gru-kernels.js';
+import { gruFusedSpec, gruRolloutClusterSpec, gruRolloutSpec, gruSequenceSpec, gruSpec } from './gru/gru-kernels.js';
 import { FUSED_COLUMNS, ROLLOUT_COLUMNS, SEQUENCE_COLUMNS } from './gru/gru-plan.js';
 import { dynamicSharedBytes, kernelSource } from './matmul/matmul-kernels.js';
 import { matmulFamilies, matmulVariant, tuningCandidates } from './matmul/product.js';
@@ -116,6 +116,8 @@ export function warmupModuleSpecs(target: WarmupSpecTarget, selection: WarmupSel
       for (const columns of FUSED_COLUMNS) add(gruFusedSpec(d, columns));
       for (const columns of SEQUENCE_COLUMNS) add(gruSequenceSpec(d, columns));
       for (const kh of ROLLOUT_COLUMNS) for (const ks of ROLLOUT_COLUMNS) add(gruRolloutSpec(d, kh, ks));
+      // The rollout over thread-block clusters from sm_90.
+      if (major >= 9) add(gruRolloutClusterSpec(d));
       // The steps path's h·W_hhᵀ (and the input projection) are NT products.
       for (const kind of matmulKinds(d)) matmulSpecs(target, major, minor, kind, [[false, true]]).forEach(add);
     }

@@ -1,14 +1,19 @@
 /**
- * gpu.gruRollout's one-launch path on CUDA (kernels/gru_rollout.cu): taken by 'auto' for one
- * layer without layer norm, it must give what the CPU backend gives (and what the CUDA
- * step-by-step path gives) on fresh random inputs: ensembles with shared or per-member states and
- * projections, absent biases and h0, f16/bf16, odd sizes, batches staged in several chunks, a
- * grid smaller than its groups (weights reloaded per group), a single step; replayed inside
- * gpu.capture; and it leaves the pool balanced.
+ * gpu.gruRollout's one-launch path on CUDA: taken by 'auto' for one layer without layer norm, over
+ * thread-block clusters where a member fits one (kernels/gru_rollout_cluster.cu, sm_90+) and by the
+ * cooperative kernel (kernels/gru_rollout.cu) elsewhere. Each kernel must give what the CPU backend
+ * gives (and what the CUDA step-by-step path gives) on fresh random inputs: ensembles with shared
+ * or per-member states and projections, absent biases and h0, f16/bf16, odd sizes, batches staged
+ * in several chunks, a grid smaller than its groups (weights reloaded per group), a single step,
+ * clusters of every size with CTAs that own fewer units or columns than others, or none; replayed
+ * inside gpu.capture; and it leaves the pool balanced.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DType } from '../../../src/compute/core/dtype.js';
 import type { GruRolloutParams } from '../../../src/compute/core/gru-params.js';
+import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
+import { ROLLOUT_CLUSTER_SIZES, rolloutClusterPlans } from '../../../src/compute/cuda/gru/gru-plan.js';
+import { runGruRollout, type RolloutKernel } from '../../../src/compute/cuda/gru/rollout.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { GRU_BOUND } from '../../unit/gru/checks.js';
@@ -72,45 +77,74 @@ function rollout(g: GpuCompute, c: RolloutCase, seed: number, path: 'auto' | 'st
 
 describe.skipIf(!gpuAvailable)('gruRollout in one launch on CUDA', () => {
   let pair: Pair;
-  let taken = 0;
+  let backend: CudaBackend;
+  /** The kernel the one-launch path is asked for, and the kernels it ran (it declines where none applies). */
+  let kernel: RolloutKernel = 'auto';
+  const taken: string[] = [];
   beforeAll(async () => {
     pair = await openPair();
-    // Count the rollouts the one-launch path ran (it returns false where it declines).
-    const backend = pair.cuda.backend as { gruRollout(p: GruRolloutParams): boolean };
-    const original = backend.gruRollout.bind(backend);
-    backend.gruRollout = (p) => {
-      const ran = original(p);
-      if (ran) taken++;
-      return ran;
+    backend = pair.cuda.backend as CudaBackend;
+    (backend as { gruRollout(p: GruRolloutParams): boolean }).gruRollout = (p) => {
+      const ran = runGruRollout(backend, p, kernel);
+      if (ran !== undefined) taken.push(ran);
+      return ran !== undefined;
     };
   });
   afterAll(() => closePair(pair));
 
-  it.each(CASES.map((c) => [c.name, c] as const))('%s: matches the CPU and the step-by-step path', (_name, c) => {
+  /** The kernel 'auto' takes for a case on this device. */
+  const autoKernel = (c: RolloutCase) =>
+    backend.clusterLaunch && rolloutClusterPlans(c.B, c.H, c.S, backend.device.sharedMemoryPerBlockOptin).length > 0 ? 'cluster' : 'cooperative';
+
+  /** Runs a case with `choice` (which must run it), against the CPU and the step-by-step path. */
+  function check(c: RolloutCase, choice: RolloutKernel, expected: string) {
     const seed = freshSeed();
-    const before = taken;
+    const before = taken.length;
     const baseline = pair.cuda.memoryStats().inUseBytes;
-    const fast = rollout(pair.cuda, c, seed, 'auto');
-    expect(taken, 'the one-launch path ran').toBe(before + 1);
+    kernel = choice;
+    let fast;
+    try {
+      fast = rollout(pair.cuda, c, seed, 'auto');
+    } finally {
+      kernel = 'auto';
+    }
+    expect(taken.slice(before), 'the one-launch path ran').toEqual([expected]);
     const steps = rollout(pair.cuda, c, seed, 'steps');
     const cpu = rollout(pair.cpu, c, seed, 'auto');
     expect(fast.shapes).toEqual(cpu.shapes);
     const bound = GRU_BOUND[c.dtype ?? 'f32'];
-    const label = `${c.name}, seed ${seed}`;
+    const label = `${c.name}, ${JSON.stringify(choice)}, seed ${seed}`;
     expect(relError(fast.states, cpu.states), `${label}: states against the CPU`).toBeLessThanOrEqual(bound);
     expect(relError(fast.hidden, cpu.hidden), `${label}: hidden against the CPU`).toBeLessThanOrEqual(bound);
     expect(relError(fast.states, steps.states), `${label}: states against the step-by-step path`).toBeLessThanOrEqual(bound);
     expect(pair.cuda.memoryStats().inUseBytes, 'pool balanced').toBe(baseline);
+  }
+
+  it.each(CASES.map((c) => [c.name, c] as const))('%s: matches the CPU and the step-by-step path', (_name, c) => {
+    check(c, 'auto', autoKernel(c));
+  });
+
+  it.each(CASES.map((c) => [c.name, c] as const))('%s: the cooperative kernel matches too', (_name, c) => {
+    check(c, 'cooperative', 'cooperative');
+  });
+
+  const SMALL = [1, 2, 3, 5].map((i) => CASES[i]!);
+  it.each(SMALL.map((c) => [c.name, c] as const))('%s: clusters of every size match too', (_name, c) => {
+    if (!backend.clusterLaunch) return;
+    const sizes = rolloutClusterPlans(c.B, c.H, c.S, backend.device.sharedMemoryPerBlockOptin).map((p) => p.cluster);
+    expect(sizes, 'every size fits').toEqual([...ROLLOUT_CLUSTER_SIZES]);
+    // (16 CTAs over h33 s9 or h1 s1: the last CTAs own no unit or no column.)
+    for (const cluster of sizes) check(c, { cluster }, 'cluster');
   });
 
   it('declines what it does not fit (a batch past 256, two layers) and the step-by-step path runs', () => {
     const seed = freshSeed();
-    const before = taken;
+    const before = taken.length;
     const wide = { name: 'b300', B: 300, S: 8, H: 16, T: 2, biases: true };
     const got = rollout(pair.cuda, wide, seed, 'auto');
     const cpu = rollout(pair.cpu, wide, seed, 'auto');
     expect(relError(got.states, cpu.states)).toBeLessThanOrEqual(GRU_BOUND.f32);
-    expect(taken, 'declined').toBe(before);
+    expect(taken.length, 'declined').toBe(before);
   });
 
   it('replays inside gpu.capture as its eager run computes', () => {

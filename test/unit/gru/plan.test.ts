@@ -1,4 +1,4 @@
-/** The persistent and fused kernels' launch plans, whether they apply, and what 'auto' picks. */
+/** The GRU kernels' launch plans (persistent, fused, sequence, rollout), whether they apply, and what 'auto' picks. */
 import { describe, expect, it } from 'vitest';
 import {
   autoPath,
@@ -11,14 +11,17 @@ import {
   planPersistent,
   planRollout,
   planSequence,
+  ROLLOUT_CLUSTER_SIZES,
   ROLLOUT_MAX_BATCH,
+  rolloutClusterLayout,
+  rolloutClusterPlans,
   SEQUENCE_MAX_HIDDEN,
   SEQUENCE_MAX_ROWS,
   sequenceFit,
   sequenceSharedBytes,
   type SequencePlan,
 } from '../../../src/compute/cuda/gru/gru-plan.js';
-import { gruFusedSpec, gruKernelNames, gruModuleSpecs, gruRolloutSpec, gruSequenceSpec } from '../../../src/compute/cuda/gru/gru-kernels.js';
+import { gruFusedSpec, gruKernelNames, gruModuleSpecs, gruRolloutClusterSpec, gruRolloutSpec, gruSequenceSpec } from '../../../src/compute/cuda/gru/gru-kernels.js';
 import type { DType } from '../../../src/compute/core/dtype.js';
 
 const H200_SHARED = 232448 - 1024;
@@ -238,6 +241,35 @@ describe('planRollout', () => {
       const spec = gruRolloutSpec('bf16', p.kh, p.ks);
       expect(specs).toContain(JSON.stringify(spec));
       expect(gruKernelNames(spec)).toEqual(['gru_rollout']);
+    }
+  });
+});
+
+describe('rolloutClusterPlans', () => {
+  const H200_OPTIN = 232448;
+
+  it('lays the pipeline member (b32 h256 s128) over 16 CTAs only: 16 units and 8 columns each, 192 KiB', () => {
+    expect(rolloutClusterPlans(32, 256, 128, H200_OPTIN)).toEqual([
+      { cluster: 16, units: 16, columns: 8, ldGate: 48, ldOut: 8, ldBatch: 40, pad: 32, sharedBytes: 4 * (384 * 48 + 256 * 8 + 640 * 40 + 96 * 32) },
+    ]);
+    // Over 8 CTAs the weights alone take 151 KiB of each: with x and h, past the opt-in limit.
+    expect(rolloutClusterLayout(8, 32, 256, 128).sharedBytes).toBeGreaterThan(H200_OPTIN);
+  });
+
+  it('keeps the sizes in order, pads ragged shapes and leaves out what does not fit', () => {
+    const sizes = rolloutClusterPlans(7, 33, 9, H200_OPTIN).map((p) => p.cluster);
+    expect(sizes).toEqual([...ROLLOUT_CLUSTER_SIZES]);
+    expect(rolloutClusterLayout(4, 7, 33, 9)).toMatchObject({ units: 9, columns: 3, ldGate: 28, ldOut: 4, pad: 8, ldBatch: 16 });
+    // Batch 256 of h250 s200: x and both h buffers alone are 700 rows of 264 floats.
+    expect(rolloutClusterPlans(256, 250, 200, H200_OPTIN)).toEqual([]);
+    expect(rolloutClusterPlans(32, 256, 128, H200_OPTIN, [8, 4])).toEqual([]);
+  });
+
+  it('names the module of gru_rollout_cluster.cu among the specialisations', () => {
+    const specs = gruModuleSpecs().map((s) => JSON.stringify(s));
+    for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+      expect(specs).toContain(JSON.stringify(gruRolloutClusterSpec(dtype)));
+      expect(gruKernelNames(gruRolloutClusterSpec(dtype))).toEqual(['gru_rollout_cluster']);
     }
   });
 });

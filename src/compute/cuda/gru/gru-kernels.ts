@@ -3,7 +3,8 @@
  * launcher and the CI compile test: per float dtype, one module of the persistent and gates
  * kernels, and one module of fused step kernels per column count (GRU_FUSED_COLUMNS); of
  * `kernels/gru_sequence.cu`, one module per column count (GRU_SEQ_COLUMNS); and of
- * `kernels/gru_rollout.cu`, one module per pair of column counts (ROLL_KH, ROLL_KS).
+ * `kernels/gru_rollout.cu`, one module per pair of column counts (ROLL_KH, ROLL_KS); of
+ * `kernels/gru_rollout_cluster.cu` (sm_90+), one module.
  */
 import type { DType } from '../../core/dtype.js';
 import { FUSED_COLUMNS, fusedKernelNames, ROLLOUT_COLUMNS, SEQUENCE_COLUMNS, sequenceKernelNames } from './gru-plan.js';
@@ -12,6 +13,7 @@ import { DTYPE_CODE } from '../../gpu/kernel-specs.js';
 
 export const GRU_SOURCE = 'gru.cu';
 export const GRU_ROLLOUT_SOURCE = 'gru_rollout.cu';
+export const GRU_ROLLOUT_CLUSTER_SOURCE = 'gru_rollout_cluster.cu';
 export const GRU_SEQUENCE_SOURCE = 'gru_sequence.cu';
 
 /** The extern "C" kernels of gru.cu built without GRU_FUSED_COLUMNS. */
@@ -42,20 +44,27 @@ export function gruRolloutSpec(dtype: DType, kh: number, ks: number): ModuleSpec
   return { file: GRU_ROLLOUT_SOURCE, defines: { GC_DTYPE: dtypeCode(dtype), ROLL_KH: kh, ROLL_KS: ks } };
 }
 
-/** The kernels a gru.cu, gru_sequence.cu or gru_rollout.cu specialisation defines. */
+/** The rollout kernel over thread-block clusters (sm_90+), for a dtype. */
+export function gruRolloutClusterSpec(dtype: DType): ModuleSpec {
+  return { file: GRU_ROLLOUT_CLUSTER_SOURCE, defines: { GC_DTYPE: dtypeCode(dtype) } };
+}
+
+/** The kernels a gru.cu, gru_sequence.cu, gru_rollout.cu or gru_rollout_cluster.cu specialisation defines. */
 export function gruKernelNames(spec: ModuleSpec): string[] {
   if (spec.file === GRU_ROLLOUT_SOURCE) return ['gru_rollout'];
+  if (spec.file === GRU_ROLLOUT_CLUSTER_SOURCE) return ['gru_rollout_cluster'];
   if (spec.file === GRU_SEQUENCE_SOURCE) return sequenceKernelNames(Number(spec.defines?.GRU_SEQ_COLUMNS));
   const columns = spec.defines?.GRU_FUSED_COLUMNS;
   return columns === undefined ? [...GRU_KERNELS] : fusedKernelNames(Number(columns));
 }
 
-/** Every specialisation the GRU can request. */
+/** Every specialisation the GRU can request (the cluster rollout on sm_90+ only). */
 export function gruModuleSpecs(): ModuleSpec[] {
   return (['f32', 'f16', 'bf16'] as const).flatMap((dtype) => [
     gruSpec(dtype),
     ...FUSED_COLUMNS.map((c) => gruFusedSpec(dtype, c)),
     ...SEQUENCE_COLUMNS.map((c) => gruSequenceSpec(dtype, c)),
     ...ROLLOUT_COLUMNS.flatMap((kh) => ROLLOUT_COLUMNS.map((ks) => gruRolloutSpec(dtype, kh, ks))),
+    gruRolloutClusterSpec(dtype),
   ]);
 }

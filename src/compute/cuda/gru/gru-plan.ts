@@ -288,3 +288,55 @@ export function planRollout(E: number, B: number, H: number, S: number): Rollout
   const warps = ROLLOUT_THREADS / 32;
   return { kh, ks, blocks: E * Math.ceil(Math.max(H, S) / warps) };
 }
+
+/** Threads per CTA of the cluster rollout (THREADS in gru_rollout_cluster.cu). */
+export const ROLLOUT_CLUSTER_THREADS = 512;
+/** Cluster sizes the cluster rollout takes, in the order it tries them (above 8 is non-portable). */
+export const ROLLOUT_CLUSTER_SIZES = [16, 8, 4, 2] as const;
+
+/** How the cluster rollout (`kernels/gru_rollout_cluster.cu`) lays out one member over a cluster. */
+export interface RolloutClusterPlan {
+  /** CTAs per member. */
+  cluster: number;
+  /** Hidden units (⌈H / cluster⌉) and output columns (⌈S / cluster⌉) per CTA. */
+  units: number;
+  columns: number;
+  /** Row strides in floats of the transposed gate weights (3·units), output weights and batch (pad + 8). */
+  ldGate: number;
+  ldOut: number;
+  ldBatch: number;
+  /** The batch rounded up to 8. */
+  pad: number;
+  /** Dynamic shared memory per CTA. */
+  sharedBytes: number;
+}
+
+const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
+
+/** The cluster rollout's layout for clusters of `cluster` CTAs (the kernel's shared-memory layout). */
+export function rolloutClusterLayout(cluster: number, B: number, H: number, S: number): RolloutClusterPlan {
+  const units = Math.ceil(H / cluster);
+  const columns = Math.ceil(S / cluster);
+  const ldGate = roundUp(3 * units, 4);
+  const ldOut = roundUp(columns, 4);
+  const pad = roundUp(B, 8);
+  // Batch rows 8 floats apart mod 32: a warp's 4 k by 2 batch quads fall in distinct banks.
+  const ldBatch = pad + 8;
+  const floats = (S + H) * ldGate + H * ldOut + (S + 2 * H) * ldBatch + Math.max(2 * ldGate, ldOut) * pad;
+  return { cluster, units, columns, ldGate, ldOut, ldBatch, pad, sharedBytes: 4 * floats };
+}
+
+/**
+ * The cluster rollout's plans for B rows, H hidden units and S state features, one per size of
+ * `sizes` (default {@link ROLLOUT_CLUSTER_SIZES}, in that order) whose CTAs fit `sharedLimit` bytes
+ * of shared memory; none where a member fits no cluster (the cooperative kernel runs it).
+ */
+export function rolloutClusterPlans(
+  B: number,
+  H: number,
+  S: number,
+  sharedLimit: number,
+  sizes: readonly number[] = ROLLOUT_CLUSTER_SIZES,
+): RolloutClusterPlan[] {
+  return sizes.map((cluster) => rolloutClusterLayout(cluster, B, H, S)).filter((plan) => plan.sharedBytes <= sharedLimit);
+}

@@ -6,15 +6,18 @@
 // CTA r of a cluster of C owns hidden units [r·U, r·U + U) and output columns [r·V, r·V + V)
 // (U = ⌈H/C⌉, V = ⌈S/C⌉; the last CTAs may own fewer, or none). It keeps its rows of W_ih, W_hh
 // and W_out in shared memory for the whole rollout, and its own copy of x_t and of h in two
-// buffers, all transposed ([k][row], [k][b]) so that a product's k-th step reads one contiguous
-// run of each. Step t:
-//   gates:      h_t of its units for every batch row, written into every CTA's h_t buffer;
+// buffers, all transposed ([k][row], [k][b]) so that a product's k-th step reads contiguous runs.
+// Step t:
+//   gates:      x_t·W_ihᵀ, then h_t of its units for every batch row, written into every CTA's
+//               h_t buffer;
 //   cluster barrier;
-//   projection: y_t of its columns, stored as states[e, b, t, :] and written into every CTA's x
-//               (x_{t+1} = y_t), which no CTA reads any more after the barrier above;
-//   cluster barrier (none after the last step: no CTA touches another's memory past the first).
+//   projection: y_t of its columns, written into every CTA's x (x_{t+1} = y_t; no CTA reads x_t
+//               any more after the barrier above);
+//   cluster barrier, during which it stores states[e, b, t, its columns] and computes step t + 1's
+//               h_t·W_hhᵀ (none after the last step: no CTA touches another's memory past the first).
 // Step t reads h buffer (t + 1) & 1 and writes t & 1: another CTA overwrites a buffer only after
-// the barrier that follows this CTA's last read of it.
+// the barrier that follows this CTA's last read of it. Inside the steps global memory is only
+// written, after a barrier's arrival, so that no release waits for it.
 //
 // Rounding follows gru_rollout.cu (the op-by-op path): x·W_ihᵀ is rounded to T before the gates,
 // h_t is kept as T, y is rounded to T (a per-member projection's product before its bias is added).
@@ -66,72 +69,57 @@ __device__ __forceinline__ void fill_transposed(float* dst, int K, int ld, F val
   }
 }
 
-// One product of a phase: out[n·pad + b] = Σ_{k < K} act[k·ldAct + b] · w[k·ldW + n].
-struct Product {
-  const float* w;
-  const float* act;
-  int k;
-  float* out;
-};
-
-// PARTS products sharing their weight-row and batch layout (the gates' x·W_ihᵀ and h·W_hhᵀ), for
-// every n < 4·groups and b < pad, in tiles of 4 batch rows by 4 weight rows. A group of L lanes
-// computes a tile, lane i over k ≡ i (mod L); a reduce-scatter completes the sums. A warp's tiles
-// are 2 batch quads by 32/(2L) row groups, so that each k reads few distinct runs.
-template <int L, int PARTS>
-__device__ __forceinline__ void tile_products(const Product (&p)[PARTS], int ldW, int ldAct, int groups, int pad) {
-  constexpr int PER_WARP = 32 / L;
+// out[n·pad + b] = Σ_{k < K} act[k·ldAct + b] · w[k·ldW + n] for every n < 8·groups and b < pad,
+// in tiles of 8 batch rows by 8 weight rows. A group of L lanes computes a tile, lane i over
+// k ≡ i (mod L), each k two 16-byte runs of act and two of w (strides of 4 mod 8 floats: the 8
+// lanes of a quarter warp hit distinct banks); a reduce-scatter completes the sums.
+template <int L>
+__device__ __forceinline__ void tile_product(const float* w, int ldW, const float* act, int ldAct, int K, float* out, int groups, int pad) {
   const int lane = gc_lane();
   const int i = lane % L;
-  const int tiles = groups * (pad / 4);
-  for (int first = gc_warp() * PER_WARP; first < tiles; first += THREADS / L) {
+  const int tiles = groups * (pad / 8);
+  for (int first = gc_warp() * (32 / L); first < tiles; first += THREADS / L) {
     // A group past the last tile repeats it (every lane takes part in the shuffles) and writes nothing.
     const int t = min(first + lane / L, tiles - 1);
-    const int q = 2 * ((t >> 1) / groups) + (t & 1);  // batch quad (pad is a multiple of 8)
-    const int g = (t >> 1) % groups;                 // weight-row group
-    float acc[4][4 * PARTS];
+    const float* a = act + 8 * (t / groups);
+    const float* v = w + 8 * (t % groups);
+    float acc[8][8];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < 8; ++r) {
 #pragma unroll
-      for (int n = 0; n < 4 * PARTS; ++n) acc[r][n] = 0.0f;
+      for (int n = 0; n < 8; ++n) acc[r][n] = 0.0f;
     }
+#pragma unroll 2
+    for (int k = i; k < K; k += L) {
+      const float4 a0 = load4(a + k * ldAct), a1 = load4(a + k * ldAct + 4);
+      const float4 v0 = load4(v + k * ldW), v1 = load4(v + k * ldW + 4);
+      const float as[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float vs[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
 #pragma unroll
-    for (int part = 0; part < PARTS; ++part) {
-      const float* w = p[part].w + 4 * g;
-      const float* act = p[part].act + 4 * q;
-#pragma unroll 4
-      for (int k = i; k < p[part].k; k += L) {
-        const float4 a = load4(act + k * ldAct);
-        const float4 v = load4(w + k * ldW);
-        const float as[4] = {a.x, a.y, a.z, a.w};
-        const float vs[4] = {v.x, v.y, v.z, v.w};
+      for (int r = 0; r < 8; ++r) {
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-#pragma unroll
-          for (int n = 0; n < 4; ++n) acc[r][4 * part + n] = fmaf(as[r], vs[n], acc[r][4 * part + n]);
-        }
+        for (int n = 0; n < 8; ++n) acc[r][n] = fmaf(as[r], vs[n], acc[r][n]);
       }
     }
-    // Lane i now holds batch row i / (L/4) of the tile, complete.
-    reduce_scatter_rows<4, 4 * PARTS, L>(acc, lane);
-    if (first + lane / L < tiles && i % (L / 4) == 0) {
-      const int b = 4 * q + i / (L / 4);
+    // Lane i now holds batch row i / (L/8) of the tile, complete.
+    reduce_scatter_rows<8, 8, L>(acc, lane);
+    if (first + lane / L < tiles && i % (L / 8) == 0) {
+      const int b = 8 * (t / groups) + i / (L / 8);
 #pragma unroll
-      for (int part = 0; part < PARTS; ++part) {
-#pragma unroll
-        for (int n = 0; n < 4; ++n) p[part].out[(4 * g + n) * pad + b] = acc[0][4 * part + n];
-      }
+      for (int n = 0; n < 8; ++n) out[(8 * (t % groups) + n) * pad + b] = acc[0][n];
     }
   }
 }
 
-// Small phases spread each tile over 16 lanes (more threads at work), large ones over 4.
-template <int PARTS>
-__device__ __forceinline__ void products(const Product (&p)[PARTS], int ldW, int ldAct, int groups, int pad) {
-  if (groups * (pad / 4) * 16 <= THREADS) {
-    tile_products<16, PARTS>(p, ldW, ldAct, groups, pad);
+// The widest split that keeps every tile's lanes busy at once (8 lanes a tile when tiles outnumber them).
+__device__ __forceinline__ void product(const float* w, int ldW, const float* act, int ldAct, int K, float* out, int groups, int pad) {
+  const int tiles = groups * (pad / 8);
+  if (tiles * 32 <= THREADS) {
+    tile_product<32>(w, ldW, act, ldAct, K, out, groups, pad);
+  } else if (tiles * 16 <= THREADS) {
+    tile_product<16>(w, ldW, act, ldAct, K, out, groups, pad);
   } else {
-    tile_products<4, PARTS>(p, ldW, ldAct, groups, pad);
+    tile_product<8>(w, ldW, act, ldAct, K, out, groups, pad);
   }
 }
 
@@ -150,10 +138,11 @@ __device__ __forceinline__ void share(const float* src, int count, unsigned rank
 }  // namespace
 
 // Launched with cluster dims (C, 1, 1), a grid of E·C CTAs and the dynamic shared memory of the
-// layout below (floats; the host's planRolloutCluster computes the same):
+// layout below (floats; the host's rolloutClusterLayout computes the same):
 //   W_ih rows [S][ldGate], W_hh rows [H][ldGate] (row g·units + u: gate g of unit u), W_out rows
-//   [H][ldOut], x [S][ldBatch], h [2][H][ldBatch], sums [max(2·ldGate, ldOut)][pad].
-// pad: the batch rounded up to 8; ldGate, ldOut, ldBatch: multiples of 4.
+//   [H][ldOut], x [S][ldBatch], h [2][H][ldBatch], x-side gate sums (then projection sums)
+//   [max(ldGate, ldOut)][pad], h-side gate sums [ldGate][pad], biases [6·units + columns].
+// pad: the batch rounded up to 8; ldGate, ldOut, ldBatch: 4 mod 8.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) gru_rollout_cluster(
     const T* x0, idx_t x0E, const T* h0, const T* wih, const T* whh, const T* bih, const T* bhh, const T* wout, idx_t woutE,
     const T* bout, idx_t boutE, T* states, T* hN, int B, int steps, int H, int S, int roundProduct, int units, int columns,
@@ -164,7 +153,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gru_rollout_cluster(
   float* wo = wh + H * ldGate;
   float* xs = wo + H * ldOut;
   float* hs = xs + S * ldBatch;
-  float* sums = hs + 2 * H * ldBatch;
+  float* gx = hs + 2 * H * ldBatch;
+  float* gh = gx + max(ldGate, ldOut) * pad;
+  float* bias = gh + ldGate * pad;  // b_ih [3][units], b_hh [3][units], b_out [columns]
   const unsigned rank = gc_cluster_rank();
   const unsigned size = gc_cluster_size();
   const int e = blockIdx.x / size;
@@ -184,50 +175,69 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gru_rollout_cluster(
   // h0 in buffer 1 (step 0's h_{t−1}); buffer 0's batch padding must be finite too.
   fill_transposed(hs + H * ldBatch, H, ldBatch, [&](int k, int b) { return b < B ? widen(h0[((idx_t)e * B + b) * H + k]) : 0.0f; });
   for (int i = threadIdx.x; i < H * ldBatch; i += THREADS) hs[i] = 0.0f;
-  // Every CTA of the cluster has started and set its buffers before any writes into them.
-  gc_cluster_sync();
+  for (int i = threadIdx.x; i < 6 * units + columns; i += THREADS) {
+    const int g = i / units, u = i % units, v = i - 6 * units;
+    const idx_t at = (idx_t)e * 3 * H + (g % 3) * H + u0 + u;
+    bias[i] = i >= 6 * units ? (v < nv ? load_or_zero(bout + (idx_t)e * boutE + s0 + v, bout != nullptr) : 0.0f)
+              : u >= nu      ? 0.0f
+              : g < 3        ? load_or_zero(bih + at, bih != nullptr)
+                             : load_or_zero(bhh + at, bhh != nullptr);
+  }
+  __syncthreads();
+  // Every CTA of the cluster has started and set its buffers before any writes into them; meanwhile
+  // step 0's h·W_hhᵀ.
+  gc_cluster_arrive();
+  const int gateGroups = (3 * units + 7) / 8, outGroups = (columns + 7) / 8;
+  product(wh, ldGate, hs + H * ldBatch, ldBatch, H, gh, gateGroups, pad);
+  gc_cluster_wait();
 
-  float* gx = sums;
-  float* gh = sums + ldGate * pad;
-  const int gateGroups = ldGate / 4, outGroups = ldOut / 4;
+  const float* bi = bias;
+  const float* bh = bias + 3 * units;
+  const float* bo = bias + 6 * units;
   for (int t = 0; t < steps; ++t) {
     const float* hprev = hs + ((t + 1) & 1) * H * ldBatch;
     float* hnext = hs + (t & 1) * H * ldBatch;
-    const Product gates[2] = {{wx, xs, S, gx}, {wh, hprev, H, gh}};
-    products(gates, ldGate, ldBatch, gateGroups, pad);
+    product(wx, ldGate, xs, ldBatch, S, gx, gateGroups, pad);
     __syncthreads();
     for (int i = threadIdx.x; i < nu * B; i += THREADS) {
       const int u = i / B, b = i % B, j = u0 + u;
-      const idx_t at = (idx_t)e * 3 * H + j;
-      const float h = gru_update(round_to_t(gx[u * pad + b]) + load_or_zero(bih + at, bih != nullptr),
-                                 round_to_t(gx[(units + u) * pad + b]) + load_or_zero(bih + at + H, bih != nullptr),
-                                 round_to_t(gx[(2 * units + u) * pad + b]) + load_or_zero(bih + at + 2 * H, bih != nullptr),
-                                 gh[u * pad + b] + load_or_zero(bhh + at, bhh != nullptr),
-                                 gh[(units + u) * pad + b] + load_or_zero(bhh + at + H, bhh != nullptr),
-                                 gh[(2 * units + u) * pad + b] + load_or_zero(bhh + at + 2 * H, bhh != nullptr), hprev[j * ldBatch + b]);
-      const T stored = narrow<T>(h);
-      hnext[j * ldBatch + b] = widen(stored);
-      if (t == steps - 1) hN[((idx_t)e * B + b) * H + j] = stored;
+      const int r = u * pad + b, z = (units + u) * pad + b, n = (2 * units + u) * pad + b;
+      const float h = gru_update(round_to_t(gx[r]) + bi[u], round_to_t(gx[z]) + bi[units + u], round_to_t(gx[n]) + bi[2 * units + u],
+                                 gh[r] + bh[u], gh[z] + bh[units + u], gh[n] + bh[2 * units + u], hprev[j * ldBatch + b]);
+      hnext[j * ldBatch + b] = widen(narrow<T>(h));
     }
     __syncthreads();
     share(hnext + u0 * ldBatch, nu * ldBatch, rank, size);
-    gc_cluster_sync();
+    gc_cluster_arrive();
+    if (t == steps - 1) {
+      for (int i = threadIdx.x; i < nu * B; i += THREADS) {
+        const int u = i / B, b = i % B;
+        hN[((idx_t)e * B + b) * H + u0 + u] = narrow<T>(hnext[(u0 + u) * ldBatch + b]);
+      }
+    }
+    gc_cluster_wait();
 
-    const Product projection[1] = {{wo, hnext, H, sums}};
-    products(projection, ldOut, ldBatch, outGroups, pad);
+    product(wo, ldOut, hnext, ldBatch, H, gx, outGroups, pad);
     __syncthreads();
     for (int i = threadIdx.x; i < nv * B; i += THREADS) {
-      const int v = i / B, b = i % B, s = s0 + v;
-      const float product = sums[v * pad + b];
-      const float bias = load_or_zero(bout + (idx_t)e * boutE + s, bout != nullptr);
-      const T y = narrow<T>((roundProduct ? round_to_t(product) : product) + bias);
-      states[(((idx_t)e * B + b) * steps + t) * S + s] = y;
-      xs[s * ldBatch + b] = widen(y);
+      const int v = i / B, b = i % B;
+      const float y = gx[v * pad + b];
+      xs[(s0 + v) * ldBatch + b] = widen(narrow<T>((roundProduct ? round_to_t(y) : y) + bo[v]));
     }
-    if (t + 1 < steps) {
-      __syncthreads();
+    __syncthreads();
+    const bool more = t + 1 < steps;
+    if (more) {
       share(xs + s0 * ldBatch, nv * ldBatch, rank, size);
-      gc_cluster_sync();
+      gc_cluster_arrive();
+    }
+    for (int i = threadIdx.x; i < nv * B; i += THREADS) {
+      const int v = i / B, b = i % B;
+      states[(((idx_t)e * B + b) * steps + t) * S + s0 + v] = narrow<T>(xs[(s0 + v) * ldBatch + b]);
+    }
+    if (more) {
+      // Step t + 1's h·W_hhᵀ while the other CTAs finish.
+      product(wh, ldGate, hnext, ldBatch, H, gh, gateGroups, pad);
+      gc_cluster_wait();
     }
   }
 }

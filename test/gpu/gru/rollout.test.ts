@@ -14,6 +14,7 @@ import type { GruRolloutParams } from '../../../src/compute/core/gru-params.js';
 import type { CudaBackend } from '../../../src/compute/cuda/cuda-backend.js';
 import { ROLLOUT_CLUSTER_SIZES, rolloutClusterPlans } from '../../../src/compute/cuda/gru/gru-plan.js';
 import { runGruRollout, type RolloutKernel } from '../../../src/compute/cuda/gru/rollout.js';
+import { autoClusterPlan } from '../../../src/compute/cuda/gru/rollout-cluster.js';
 import type { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { GRU_BOUND } from '../../unit/gru/checks.js';
@@ -93,8 +94,7 @@ describe.skipIf(!gpuAvailable)('gruRollout in one launch on CUDA', () => {
   afterAll(() => closePair(pair));
 
   /** The kernel 'auto' takes for a case on this device. */
-  const autoKernel = (c: RolloutCase) =>
-    backend.clusterLaunch && rolloutClusterPlans(c.B, c.H, c.S, backend.device.sharedMemoryPerBlockOptin).length > 0 ? 'cluster' : 'cooperative';
+  const autoKernel = (c: RolloutCase) => (autoClusterPlan(backend, c.dtype ?? 'f32', c.E ?? 1, c.B, c.H, c.S) ? 'cluster' : 'cooperative');
 
   /** Runs a case with `choice` (which must run it), against the CPU and the step-by-step path. */
   function check(c: RolloutCase, choice: RolloutKernel, expected: string) {

@@ -248,19 +248,22 @@ describe('planRollout', () => {
 describe('rolloutClusterPlans', () => {
   const H200_OPTIN = 232448;
 
-  it('lays the pipeline member (b32 h256 s128) over 16 CTAs only: 16 units and 8 columns each, 192 KiB', () => {
+  it('lays the pipeline member (b32 h256 s128) over 16 CTAs only: 16 units and 8 columns each, 193 KiB', () => {
+    const sums = (52 + 52) * 32;
+    const biases = 6 * 16 + 8;
     expect(rolloutClusterPlans(32, 256, 128, H200_OPTIN)).toEqual([
-      { cluster: 16, units: 16, columns: 8, ldGate: 48, ldOut: 8, ldBatch: 40, pad: 32, sharedBytes: 4 * (384 * 48 + 256 * 8 + 640 * 40 + 96 * 32) },
+      { cluster: 16, units: 16, columns: 8, ldGate: 52, ldOut: 12, ldBatch: 36, pad: 32, sharedBytes: 4 * (384 * 52 + 256 * 12 + 640 * 36 + sums + biases) },
     ]);
-    // Over 8 CTAs the weights alone take 151 KiB of each: with x and h, past the opt-in limit.
+    // Over 8 CTAs the weights alone take 170 KiB of each: with x and h, past the opt-in limit.
     expect(rolloutClusterLayout(8, 32, 256, 128).sharedBytes).toBeGreaterThan(H200_OPTIN);
   });
 
   it('keeps the sizes in order, pads ragged shapes and leaves out what does not fit', () => {
     const sizes = rolloutClusterPlans(7, 33, 9, H200_OPTIN).map((p) => p.cluster);
     expect(sizes).toEqual([...ROLLOUT_CLUSTER_SIZES]);
-    expect(rolloutClusterLayout(4, 7, 33, 9)).toMatchObject({ units: 9, columns: 3, ldGate: 28, ldOut: 4, pad: 8, ldBatch: 16 });
-    // Batch 256 of h250 s200: x and both h buffers alone are 700 rows of 264 floats.
+    // Strides 4 past a multiple of 8 floats.
+    expect(rolloutClusterLayout(4, 7, 33, 9)).toMatchObject({ units: 9, columns: 3, ldGate: 36, ldOut: 12, pad: 8, ldBatch: 12 });
+    // Batch 256 of h250 s200: x and both h buffers alone are 700 rows of 260 floats.
     expect(rolloutClusterPlans(256, 250, 200, H200_OPTIN)).toEqual([]);
     expect(rolloutClusterPlans(32, 256, 128, H200_OPTIN, [8, 4])).toEqual([]);
   });

@@ -12,9 +12,11 @@ import { occupancyMaxActiveClusters } from '../../../driver/raw/occupancy.js';
 import { CudaResult } from '../../../driver/result-code.js';
 import type { ArgType } from '../../../ffi/kernel-args.js';
 import type { OpStateKey } from '../../backend/op-states.js';
+import type { DType } from '../../core/dtype.js';
 import type { GruRolloutParams } from '../../core/gru-params.js';
 import type { TensorView } from '../../core/view.js';
 import type { CudaContext } from '../cuda-context.js';
+import type { RegisteredKernel } from '../kernel-registry.js';
 import { gruRolloutClusterSpec } from './gru-kernels.js';
 import { ROLLOUT_CLUSTER_SIZES, ROLLOUT_CLUSTER_THREADS, rolloutClusterPlans, type RolloutClusterPlan } from './gru-plan.js';
 
@@ -32,19 +34,16 @@ const SIZE_REFUSED: ReadonlySet<number> = new Set([CudaResult.CUDA_ERROR_INVALID
 const RESIDENT_CLUSTERS: OpStateKey<Map<string, number>, CudaContext> = { name: 'gru rollout clusters', create: () => new Map() };
 
 /**
- * Runs the rollout (a float dtype) over clusters where the device launches them and a member fits
- * a cluster of one of `sizes` CTAs (default {@link ROLLOUT_CLUSTER_SIZES}: the first that fits and
- * is resident wins); returns false, having queued nothing, where it does not.
+ * Runs the rollout (a float dtype) over clusters where the device launches them: with `cluster`
+ * CTAs per member where given (any number of waves: the tests and benchmarks), else with the
+ * plan of {@link autoClusterPlan}; returns false, having queued nothing, where it does not.
  */
-export function cudaGruRolloutCluster(backend: CudaContext, p: GruRolloutParams, sizes: readonly number[] = ROLLOUT_CLUSTER_SIZES): boolean {
+export function cudaGruRolloutCluster(backend: CudaContext, p: GruRolloutParams, cluster?: number): boolean {
   const { ensemble: E, batch: B, hidden: H, input: S, steps } = p;
   const dtype = p.hN.dtype;
-  if (!backend.clusterLaunch) return false;
-  const plans = rolloutClusterPlans(B, H, S, backend.device.sharedMemoryPerBlockOptin, sizes);
-  if (plans.length === 0) return false;
-  const k = backend.kernel(`gru_rollout_cluster|${dtype}`, () => gruRolloutClusterSpec(dtype), 'gru_rollout_cluster', SIGNATURE);
-  const plan = plans.find((candidate) => residentClusters(backend, k.kernel, `${dtype}|${candidate.cluster}|${candidate.sharedBytes}`, candidate) > 0);
+  const plan = cluster === undefined ? autoClusterPlan(backend, dtype, E, B, H, S) : pickPlan(backend, dtype, B, H, S, [cluster], 1);
   if (plan === undefined) return false;
+  const k = clusterKernel(backend, dtype);
   const stream = backend.enqueue(p.state, p.h0, p.wIh, p.wHh, p.bIh, p.bHh, p.outWeight, p.outBias, p.states, p.hN);
   k.launch(
     { grid: E * plan.cluster, block: ROLLOUT_CLUSTER_THREADS, sharedMemBytes: plan.sharedBytes, clusterDim: [plan.cluster, 1, 1], stream },
@@ -57,6 +56,30 @@ export function cudaGruRolloutCluster(backend: CudaContext, p: GruRolloutParams,
     plan.units, plan.columns, plan.ldGate, plan.ldOut, plan.pad, plan.ldBatch,
   );
   return true;
+}
+
+/**
+ * The cluster plan 'auto' takes for E members of B rows, H units and S features: the first of
+ * {@link ROLLOUT_CLUSTER_SIZES} that fits and whose clusters for every member are resident at
+ * once; undefined where none is, or the device launches no clusters. In waves the clusters may
+ * lose to the cooperative kernel (H200, 7 clusters of 16 resident, 15 of 8: e16 b9 h256 s32 T3
+ * 143 µs over 16 CTAs, 121 over 8, 68 cooperative; but e8 b32 h256 s128 T10 271 over 16, 368
+ * cooperative).
+ */
+export function autoClusterPlan(backend: CudaContext, dtype: DType, E: number, B: number, H: number, S: number): RolloutClusterPlan | undefined {
+  return pickPlan(backend, dtype, B, H, S, ROLLOUT_CLUSTER_SIZES, E);
+}
+
+function pickPlan(backend: CudaContext, dtype: DType, B: number, H: number, S: number, sizes: readonly number[], clusters: number): RolloutClusterPlan | undefined {
+  if (!backend.clusterLaunch) return undefined;
+  const plans = rolloutClusterPlans(B, H, S, backend.device.sharedMemoryPerBlockOptin, sizes);
+  if (plans.length === 0) return undefined;
+  const kernel = clusterKernel(backend, dtype).kernel;
+  return plans.find((plan) => residentClusters(backend, kernel, `${dtype}|${plan.cluster}|${plan.sharedBytes}`, plan) >= clusters);
+}
+
+function clusterKernel(backend: CudaContext, dtype: DType): RegisteredKernel {
+  return backend.kernel(`gru_rollout_cluster|${dtype}`, () => gruRolloutClusterSpec(dtype), 'gru_rollout_cluster', SIGNATURE);
 }
 
 /**

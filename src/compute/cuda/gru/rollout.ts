@@ -22,8 +22,9 @@ const ROLLOUT_SIG: readonly ArgType[] = [
 const STAGING_BYTES = 48 * 1024;
 
 /**
- * Which kernel runs a rollout: 'auto' the cluster kernel where it applies, else the cooperative
- * one; the tests and benchmarks also ask for the cooperative one alone, or for clusters of one size.
+ * Which kernel runs a rollout: 'auto' the cluster kernel where it applies (`autoClusterPlan`),
+ * else the cooperative one; the tests and benchmarks also ask for the cooperative one alone, or
+ * for clusters of one size.
  */
 export type RolloutKernel = 'auto' | 'cooperative' | { cluster: number };
 
@@ -34,7 +35,7 @@ export type RolloutKernel = 'auto' | 'cooperative' | { cluster: number };
 export function runGruRollout(backend: CudaContext, p: GruRolloutParams, kernel: RolloutKernel = 'auto'): 'cluster' | 'cooperative' | undefined {
   const plan = planRollout(p.ensemble, p.batch, p.hidden, p.input);
   if ('reason' in plan || p.hN.dtype === 'i32') return undefined;
-  if (kernel !== 'cooperative' && cudaGruRolloutCluster(backend, p, kernel === 'auto' ? undefined : [kernel.cluster])) return 'cluster';
+  if (kernel !== 'cooperative' && cudaGruRolloutCluster(backend, p, kernel === 'auto' ? undefined : kernel.cluster)) return 'cluster';
   if (kernel !== 'auto' && kernel !== 'cooperative') return undefined;
   return cooperativeRollout(backend, p, plan) ? 'cooperative' : undefined;
 }

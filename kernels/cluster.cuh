@@ -32,3 +32,12 @@ __device__ __forceinline__ float gc_cluster_load(const float* p, unsigned rank) 
   asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
   return v;
 }
+
+// The double at `p` in the shared memory of the cluster's CTA `rank`.
+__device__ __forceinline__ double gc_cluster_load(const double* p, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(gc_smem_addr(p)), "r"(rank));
+  double v;
+  asm volatile("ld.shared::cluster.f64 %0, [%1];\n" : "=d"(v) : "r"(remote) : "memory");
+  return v;
+}

@@ -19,19 +19,10 @@
 #define SMALL_QR_MAX_COLS 64
 #define SMALL_QR_THREADS 512
 #define SMALL_SVD_MAX 48
-#define SMALL_SVD_SWEEPS 30
 #define SMALL_RSVD_THREADS 1024
 #define SMALL_RSVD_MAX_Q 32
 
-__device__ __forceinline__ float warp_sum_f(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ double warp_sum_d(double v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
+#include "small_dense.cuh"
 
 // Applies H = I − tau·v·vᵀ (v = [1; p[j+1.., j]]) from the left to columns c0.. of rows j.. of the
 // panel p (row stride ld), one warp per column.
@@ -50,14 +41,11 @@ __device__ void apply_reflector(float* p, int rows, int cols, int ld, int j, int
   }
 }
 
-// Below this share of its squared norm left after the columns before it (a new direction under
-// 1e-5 of the column), a column counts as dependent and CholeskyQR2 gives way to Householder.
-#define SMALL_QR_PIVOT_FLOOR 1e-10
-
-// CholeskyQR2 in place on the panel (row stride ld): twice G = PᵀP (f64), G = RᵀR (R upper), P ← P·R⁻¹. Returns
+// CholeskyQR2 in place on the panel (row stride ld, at most MAX_COLS columns): twice G = PᵀP (f64), G = RᵀR (R upper), P ← P·R⁻¹. Returns
 // false, the panel then spoilt, when a pivot falls under SMALL_QR_PIVOT_FLOOR of its column's
 // squared norm (rank deficiency, or a condition past what two passes repair). `g` holds
 // cols×cols doubles, `diag` and `rinv` (1/R's diagonal) cols each; all shared, as is `good`.
+template <int MAX_COLS>
 __device__ bool cholesky_qr2(float* p, int rows, int cols, int ld, double* g, double* diag, double* rinv, int* good) {
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -112,21 +100,7 @@ __device__ bool cholesky_qr2(float* p, int rows, int cols, int ld, double* g, do
     }
     __syncthreads();
     if (!*good) return false;
-    // P ← P·R⁻¹, a thread per row: forward substitution of y·R = p over the row, in place, each
-    // sum in two chains.
-    for (int r = tid; r < rows; r += blockDim.x) {
-      float* row = p + r * ld;
-      for (int j = 0; j < cols; ++j) {
-        double even = row[j], odd = 0.0;
-        int i = 0;
-        for (; i + 1 < j; i += 2) {
-          even -= (double)row[i] * g[i * cols + j];
-          odd -= (double)row[i + 1] * g[(i + 1) * cols + j];
-        }
-        if (i < j) even -= (double)row[i] * g[i * cols + j];
-        row[j] = (float)((even + odd) * rinv[j]);
-      }
-    }
+    substitute_rows<MAX_COLS>(p, rows, cols, ld, g, rinv);
     __syncthreads();
   }
   return true;
@@ -202,151 +176,13 @@ extern "C" __global__ void __launch_bounds__(SMALL_QR_THREADS) small_qr(const fl
   const int ld = cols | 1;
   for (int i = threadIdx.x; i < size; i += blockDim.x) panel[i / cols * ld + i % cols] = x[i];
   __syncthreads();
-  if (!cholesky_qr2(panel, rows, cols, ld, gram, gram_diag, gram_rinv, &cholesky_good)) {
+  if (!cholesky_qr2<SMALL_QR_MAX_COLS>(panel, rows, cols, ld, gram, gram_diag, gram_rinv, &cholesky_good)) {
     // Householder from the panel as given.
     for (int i = threadIdx.x; i < size; i += blockDim.x) panel[i / cols * ld + i % cols] = x[i];
     __syncthreads();
     householder_qr(panel, rows, cols, ld, tau, warp_norms);
   }
   for (int i = threadIdx.x; i < size; i += blockDim.x) q[i] = panel[i / cols * ld + i % cols];
-}
-
-// Player `t` of round `round` in the circle method over `m` = even players: 0 stays, the others rotate.
-__device__ __forceinline__ int circle_player(int t, int round, int m) {
-  return t == 0 ? 0 : 1 + (round + t - 1) % (m - 1);
-}
-
-// Columns of the matrix being rotated and of V (at most CAP), each contiguous, padded against bank conflicts.
-template <int CAP>
-using JacobiColumns = double[CAP][CAP + 1];
-
-// One-sided Jacobi sweeps over the n columns of cols_a, rotations accumulated into cols_v (which
-// starts as the identity): a warp per pair of one round of the circle method. Returns the sweeps
-// run, SMALL_SVD_SWEEPS when they ran out before every pair was orthogonal to tolerance.
-// `rotated` is two shared flags, alternating between sweeps so that one sweep's reset never
-// meets the last one's read.
-template <int CAP>
-__device__ int jacobi_sweeps(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& cols_v, int n, int* rotated) {
-  const int tid = threadIdx.x;
-  const int lane = tid & 31;
-  const int warp = tid >> 5;
-  const int players = n + (n & 1);  // an odd n gets a bye player (index n): its pairs are skipped
-  int sweep = 0;
-  for (; sweep < SMALL_SVD_SWEEPS; ++sweep) {
-    int* flag = rotated + (sweep & 1);
-    if (tid == 0) *flag = 0;
-    __syncthreads();
-    for (int round = 0; round < players - 1; ++round) {
-      if (warp < players / 2) {
-        int i = circle_player(warp, round, players);
-        int j = circle_player(players - 1 - warp, round, players);
-        if (i > j) {
-          const int t = i;
-          i = j;
-          j = t;
-        }
-        if (j < n) {
-          double alpha = 0.0, beta = 0.0, gamma = 0.0;
-          for (int r = lane; r < n; r += 32) {
-            const double ai = cols_a[i][r], aj = cols_a[j][r];
-            alpha += ai * ai;
-            beta += aj * aj;
-            gamma += ai * aj;
-          }
-          alpha = warp_sum_d(alpha);
-          beta = warp_sum_d(beta);
-          gamma = warp_sum_d(gamma);
-          // |γ| > 1e-10·√(αβ), squared: past that the columns are orthogonal far below f32's resolution.
-          if (gamma != 0.0 && gamma * gamma > 1e-20 * (alpha * beta)) {
-            // tan θ in f32 (its special functions take a few cycles, f64's a hundred): c and s
-            // from it in f64 still make an exact rotation, and an angle off in the 8th digit only
-            // leaves a γ that the next sweep removes. Past 1e18, where ζ² overflows f32, t = 1/(2ζ).
-            const double zeta = (beta - alpha) / (2.0 * gamma);
-            const float zf = (float)zeta;
-            const double t = fabs(zeta) < 1e18 ? (double)((zf >= 0.f ? 1.f : -1.f) / (fabsf(zf) + sqrtf(fmaf(zf, zf, 1.f)))) : 0.5 / zeta;
-            const double c = rsqrt(1.0 + t * t);
-            const double sn = c * t;
-            for (int r = lane; r < n; r += 32) {
-              const double ai = cols_a[i][r], aj = cols_a[j][r];
-              cols_a[i][r] = c * ai - sn * aj;
-              cols_a[j][r] = sn * ai + c * aj;
-              const double vi = cols_v[i][r], vj = cols_v[j][r];
-              cols_v[i][r] = c * vi - sn * vj;
-              cols_v[j][r] = sn * vi + c * vj;
-            }
-            if (lane == 0) atomicOr(flag, 1);
-          }
-        }
-      }
-      __syncthreads();
-    }
-    if (!*flag) break;
-  }
-  return sweep;
-}
-
-// After jacobi_sweeps: σ_j = ‖column j‖ sorted descending into s (its leading `count`), and the
-// matching rows of left (column/σ) and right (V's column), each row n long. `left` and `right`
-// may be global or shared. `sigma` and `order` are shared scratch of n entries.
-template <int CAP>
-__device__ void singular_vectors(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& cols_v, int n, int count, double* sigma, int* order,
-                                 float* left, float* s, float* right) {
-  const int tid = threadIdx.x;
-  const int lane = tid & 31;
-  for (int j = tid >> 5; j < n; j += blockDim.x >> 5) {
-    double ss = 0.0;
-    for (int r = lane; r < n; r += 32) ss += cols_a[j][r] * cols_a[j][r];
-    ss = warp_sum_d(ss);
-    if (lane == 0) sigma[j] = sqrt(ss);
-  }
-  __syncthreads();
-  if (tid == 0) {
-    for (int j = 0; j < n; ++j) order[j] = j;
-    for (int j = 0; j < n; ++j) {
-      int best = j;
-      for (int l = j + 1; l < n; ++l)
-        if (sigma[order[l]] > sigma[order[best]]) best = l;
-      const int t = order[j];
-      order[j] = order[best];
-      order[best] = t;
-    }
-  }
-  __syncthreads();
-  for (int i = tid; i < count * n; i += blockDim.x) {
-    const int k = i / n, r = i % n;
-    const int j = order[k];
-    const double sj = sigma[j];
-    left[i] = sj > 0.0 ? (float)(cols_a[j][r] / sj) : 0.f;
-    right[i] = (float)cols_v[j][r];
-    if (r == 0) s[k] = (float)sj;
-  }
-  __syncthreads();
-  // A zero σ leaves its left vector undefined: complete it from the unit vectors (one thread; rare).
-  if (tid == 0) {
-    for (int k = 0; k < count; ++k) {
-      if (sigma[order[k]] > 0.0) continue;
-      for (int e = 0; e < n; ++e) {
-        double w[CAP];
-        for (int r = 0; r < n; ++r) w[r] = r == e ? 1.0 : 0.0;
-        for (int pass = 0; pass < 2; ++pass) {
-          for (int l = 0; l < count; ++l) {
-            if (l == k || (l > k && sigma[order[l]] <= 0.0)) continue;  // later zero columns are not set yet
-            double dot = 0.0;
-            for (int r = 0; r < n; ++r) dot += (double)left[(size_t)l * n + r] * w[r];
-            for (int r = 0; r < n; ++r) w[r] -= dot * left[(size_t)l * n + r];
-          }
-        }
-        double norm = 0.0;
-        for (int r = 0; r < n; ++r) norm += w[r] * w[r];
-        norm = sqrt(norm);
-        if (norm > 0.5) {
-          for (int r = 0; r < n; ++r) left[(size_t)k * n + r] = (float)(w[r] / norm);
-          break;
-        }
-      }
-    }
-  }
-  __syncthreads();
 }
 
 extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const float* __restrict__ a, float* __restrict__ left,
@@ -407,12 +243,6 @@ __device__ __forceinline__ void at_times(const float* __restrict__ a, const floa
   sketch_product<4>(a, x, ldx, y, ldy, m, n, q, alpha, true);
 }
 
-// The larger of two values, NaN if either is (the reductions' max); `lower` for the smaller.
-__device__ __forceinline__ float nan_extreme(float x, float y, bool lower) {
-  if (x != x || y != y) return __int_as_float(0x7fc00000);
-  return lower ? fminf(x, y) : fmaxf(x, y);
-}
-
 // Shared scratch of the one-launch SVD besides its panels.
 struct RsvdScratch {
   double gram[SMALL_RSVD_MAX_Q * SMALL_RSVD_MAX_Q];
@@ -435,7 +265,7 @@ struct RsvdScratch {
 // where it breaks down, Householder QR of the panel as `refill` recomputes it.
 template <typename Refill>
 __device__ void orthonormalize_panel(float* panel, int rows, int q, int ld, RsvdScratch& sc, Refill refill) {
-  if (cholesky_qr2(panel, rows, q, ld, sc.gram, sc.gram_diag, sc.rinv, &sc.good)) return;
+  if (cholesky_qr2<SMALL_RSVD_MAX_Q>(panel, rows, q, ld, sc.gram, sc.gram_diag, sc.rinv, &sc.good)) return;
   refill();
   householder_qr(panel, rows, q, ld, sc.tau, sc.warp_norms);
 }

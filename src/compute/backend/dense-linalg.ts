@@ -47,7 +47,9 @@ export interface DenseLinalg {
    * The whole truncated SVD of a small matrix in one device call, where `fits` says so: the
    * algorithm of `gpu.svd` (ops/svd.ts) from the Gaussian test matrix to the polished factors,
    * with its finiteness check folded in. `status` (3 f32 elements) ← [max a, min a, 1 if the
-   * core's SVD did not converge else 0]; max or min non-finite means nothing else was written.
+   * core's SVD did not converge, 2 if it stopped at a CholeskyQR2 breakdown (see
+   * {@link TruncatedSvdShape.householderFallback}), else 0]; max or min non-finite means nothing
+   * else was written.
    */
   readonly truncatedSvd?: {
     fits(m: number, n: number, q: number): boolean;
@@ -72,6 +74,12 @@ export interface TruncatedSvdShape {
   readonly q: number;
   readonly rank: number;
   readonly powerIterations: number;
+  /**
+   * Every orthonormalisation falls back to Householder QR where CholeskyQR2 breaks down. Without
+   * it an implementation may instead stop there with status[2] = 2, nothing else written, and
+   * the caller asks again with it.
+   */
+  readonly householderFallback?: boolean;
 }
 
 /** A device factorization reported a failure through its devInfo (read back once, after the whole call). */

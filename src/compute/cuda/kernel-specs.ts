@@ -1,7 +1,7 @@
 /**
  * Every specialisation the CUDA backend can request (the portable ones, and the CUDA-only
  * attention kernels (split-key ones included) and GRU kernels, forward and backward, and the
- * small dense ones; the cluster softmax and the matmul and Hopper kernels have compile tests of
+ * small dense ones; the cluster softmax and SVD and the matmul and Hopper kernels have compile tests of
  * their own), and the kernels each defines: what the CI compile test builds with NVRTC.
  */
 import { portableKernelNames, portableModuleSpecs } from '../gpu/kernel-specs.js';
@@ -11,7 +11,7 @@ import { DECODE_COMBINE, DECODE_ENTRY, DECODE_SOURCE } from './attention/attenti
 import { ATTENTION_ENTRY, ATTENTION_MMA_PINGPONG_SOURCE, ATTENTION_SOURCE, attentionModuleSpecs } from './attention/attention-kernels.js';
 import { GRU_BACKWARD_KERNELS, GRU_BACKWARD_SPEC } from './gru/gru-backward.js';
 import { GRU_ROLLOUT_CLUSTER_SOURCE, GRU_ROLLOUT_SOURCE, GRU_SEQUENCE_SOURCE, GRU_SOURCE, gruKernelNames, gruModuleSpecs } from './gru/gru-kernels.js';
-import { SMALL_DENSE_KERNELS, SMALL_DENSE_SPEC } from './small-dense.js';
+import { SMALL_DENSE_KERNELS, SMALL_DENSE_SPEC, SMALL_RSVD_CLUSTER_SPEC } from './small-dense.js';
 
 /** Every specialisation, without duplicates. */
 export function allModuleSpecs(): ModuleSpec[] {
@@ -43,6 +43,8 @@ export function kernelNames(spec: ModuleSpec): string[] {
       return [...GRU_BACKWARD_KERNELS];
     case SMALL_DENSE_SPEC.file:
       return [...SMALL_DENSE_KERNELS];
+    case SMALL_RSVD_CLUSTER_SPEC.file:
+      return ['small_rsvd_cluster'];
     default:
       return portableKernelNames(spec);
   }

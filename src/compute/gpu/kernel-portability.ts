@@ -35,6 +35,7 @@ const CUDA_ONLY: Readonly<Record<string, string>> = {
   'attention_decode.cu': '32-wide warps (a lane per key, *_sync shuffles)',
   'attention_decode_mma.cu': 'tensor-core mma.sync and cp.async (inline PTX)',
   'softmax_cluster.cu': 'thread-block clusters and distributed shared memory (sm_90 PTX)',
+  'small_rsvd_cluster.cu': 'thread-block clusters and distributed shared memory (sm_90 PTX)',
   'gru.cu': 'a persistent cooperative kernel tuned to 32-wide warps',
 };
 

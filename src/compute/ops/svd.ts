@@ -157,13 +157,17 @@ function oneLaunchSvd(
     made.push(sv);
     const v = s.empty<'f32'>('svd', [k, o.n], 'f32');
     made.push(v);
-    linalg.truncatedSvd!.run(
-      { a: a.view, omega: omega.view, u: u.view, s: sv.view, v: v.view, status: status.view },
-      { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations },
-    );
+    const views = { a: a.view, omega: omega.view, u: u.view, s: sv.view, v: v.view, status: status.view };
+    const shape = { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations };
+    linalg.truncatedSvd!.run(views, shape);
     probe?.mark('one launch');
-    const [hi, lo, info] = status.toArraySync() as Float32Array;
+    let [hi, lo, info] = status.toArraySync() as Float32Array;
     probe?.mark('status read-back');
+    if (info === 2) {
+      // CholeskyQR2 broke down (a rank-deficient sketch) where the launch has no fallback.
+      linalg.truncatedSvd!.run(views, { ...shape, householderFallback: true });
+      [hi, lo, info] = status.toArraySync() as Float32Array;
+    }
     refuseNonFinite(a, hi!, lo!);
     if (info !== 0) throw new DenseLinalgError(`the Jacobi SVD of the ${q}×${q} core`, info!, linalg.name);
     return { result: { u, s: sv, v }, maxAbs: Math.max(Math.abs(hi!), Math.abs(lo!)) };

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { compileKernelModule } from '../../../src/compute/cuda/kernel-compile.js';
 import { KernelSources, moduleKey } from '../../../src/compute/gpu/kernel-sources.js';
 import { allModuleSpecs, kernelNames } from '../../../src/compute/cuda/kernel-specs.js';
+import { SMALL_RSVD_CLUSTER_SPEC } from '../../../src/compute/cuda/small-dense.js';
 import { clusterModuleSpecs } from '../../../src/compute/gpu/kernel-specs.js';
 import { nvrtcAvailable } from '../nvrtc/nvrtc-available.js';
 
@@ -18,7 +19,7 @@ const sources = new KernelSources();
 const latin1 = new TextDecoder('latin1');
 
 export function describeKernelCompiles(files: readonly string[], arch: 'sm_80' | 'sm_90' = 'sm_80'): void {
-  const specs = (arch === 'sm_80' ? allModuleSpecs() : [...allModuleSpecs(), ...clusterModuleSpecs()]).filter((spec) => files.includes(spec.file));
+  const specs = (arch === 'sm_80' ? allModuleSpecs() : [...allModuleSpecs(), ...clusterModuleSpecs(), SMALL_RSVD_CLUSTER_SPEC]).filter((spec) => files.includes(spec.file));
   describe.skipIf(!nvrtcAvailable)(`${files.join(', ')} compile under NVRTC (${arch})`, () => {
     it('covers at least one specialisation per file', () => {
       expect(new Set(specs.map((s) => s.file))).toEqual(new Set(files));

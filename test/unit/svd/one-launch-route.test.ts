@@ -26,6 +26,8 @@ class OneLaunchHostLinalg implements DenseLinalg {
   runs: TruncatedSvdShape[] = [];
   /** What the next call reports as the core's status. */
   info = 0;
+  /** Whether a call without `householderFallback` stops at a CholeskyQR2 breakdown (status 2), as the CUDA cluster form does. */
+  breaksDown = false;
   readonly truncatedSvd = {
     fits: (m: number, n: number, q: number) => q <= 32 && m * n <= 4096,
     run: (views: TruncatedSvdViews, problem: TruncatedSvdShape) => this.run(views, problem),
@@ -45,6 +47,11 @@ class OneLaunchHostLinalg implements DenseLinalg {
     }
     status.set([hi, lo, this.info]);
     if (!Number.isFinite(hi) || !Number.isFinite(lo)) return;
+    if (this.breaksDown && !problem.householderFallback) {
+      status[2] = 2;
+      f32(views.u).fill(NaN); // what the caller must not return
+      return;
+    }
     const r = jacobiSvd(a, m, n);
     const p = r.s.length;
     const u = f32(views.u);
@@ -88,6 +95,23 @@ describe('svd one-launch route (host emulation on the CPU)', () => {
     expect(probe.stages).toEqual(['random Ω', 'one launch', 'status read-back']);
     expect(maxRelativeError(r.s, km.singularValues.slice(0, 5)), `seed ${seed}`).toBeLessThanOrEqual(1e-6);
     expectOrthonormal(r, 60, 40, 5, `seed ${seed}`);
+  });
+
+  it('asks again with the Householder fallback where the launch stopped at a CholeskyQR2 breakdown', () => {
+    const seed = freshSeed();
+    const km = knownMatrix(50, 30, [3, 2, 1], seed); // rank 3: a sketch of 8 columns is rank-deficient
+    using a = gpu.tensor(Float32Array.from(km.a), [50, 30]);
+    linalg.runs = [];
+    linalg.breaksDown = true;
+    try {
+      const r = toHost(svd(gpu.session, a, { rank: 3, oversample: 5, seed }));
+      const shape = { m: 50, n: 30, q: 8, rank: 3, powerIterations: 2 };
+      expect(linalg.runs).toEqual([shape, { ...shape, householderFallback: true }]);
+      expect(maxRelativeError(r.s, [3, 2, 1]), `seed ${seed}`).toBeLessThanOrEqual(1e-6);
+      expectOrthonormal(r, 50, 30, 3, `seed ${seed}`);
+    } finally {
+      linalg.breaksDown = false;
+    }
   });
 
   it('leaves the route to the others where it does not fit, and where a route is asked for', () => {

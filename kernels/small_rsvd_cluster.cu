@@ -1,0 +1,303 @@
+// gpu.svd's truncated SVD of a small matrix in one launch of a thread-block cluster (sm_90+): the
+// algorithm of small_rsvd (small_dense.cu), with A's rows split over the cluster's CTAs and held
+// in their shared memory, so every product, Gram matrix and substitution is an eighth of the
+// one-block kernel's, and A is read from global memory once.
+//
+// CTA r holds rows [r·⌈m/C⌉, …) of A and of the m-row panels (Y, U), and owns rows [r·⌈n/C⌉, …)
+// of the n-row panels (Z, Bᵀ, P, and V's columns). Sums over the split rows meet in distributed
+// shared memory: each CTA writes its partial sums, the cluster syncs, and every CTA adds all the
+// partials in rank order, so every CTA holds the same total to the bit and takes the same
+// branches (a Cholesky pivot, the Jacobi sweeps) as the others, with no broadcast needed.
+//
+// CholeskyQR2 here has no Householder fallback: where it breaks down (a rank-deficient sketch),
+// status[2] ← 2 and nothing else is written; the caller runs the one-block kernel instead.
+#include "cluster.cuh"
+#include "small_dense.cuh"
+
+#define RSVD_CLUSTER_THREADS 256
+#define RSVD_CLUSTER_MAX_Q 32
+
+struct ClusterScratch {
+  double gram[RSVD_CLUSTER_MAX_Q * RSVD_CLUSTER_MAX_Q];  // a reduced q×q matrix (Gram, core, polish)
+  double r[RSVD_CLUSTER_MAX_Q * RSVD_CLUSTER_MAX_Q];  // its Cholesky factor
+  double rinv[RSVD_CLUSTER_MAX_Q];
+  double norms[RSVD_CLUSTER_MAX_Q];  // the Gram matrix's diagonal before the factorisation
+  JacobiColumns<RSVD_CLUSTER_MAX_Q> cols_a, cols_v;
+  double sigma[RSVD_CLUSTER_MAX_Q];
+  int order[RSVD_CLUSTER_MAX_Q];
+  float left[RSVD_CLUSTER_MAX_Q * RSVD_CLUSTER_MAX_Q];   // the core's leading k left singular vectors, rows of q
+  float right[RSVD_CLUSTER_MAX_Q * RSVD_CLUSTER_MAX_Q];  // and right ones
+  float s[RSVD_CLUSTER_MAX_Q];
+  float warp_hi[RSVD_CLUSTER_THREADS / 32], warp_lo[RSVD_CLUSTER_THREADS / 32];
+  float extremes[2];  // this CTA's [max, min] of its rows, read by the others
+  int rotated[2];
+};
+
+// Partial sums over this CTA's rows, and their totals over the cluster.
+struct ClusterSums {
+  double* parts;  // two slots of `cap` doubles in dynamic shared memory, taken in turn
+  int cap;
+  int turn;
+
+  __device__ double* mine() { return parts + turn * cap; }
+
+  // total[i] ← Σ over the cluster's CTAs, in rank order, of their mine()[i], i < count. Two slots
+  // taken in turn make it safe without a second cluster sync: a CTA writes a slot again only after
+  // the next sum's sync, which every CTA reaches after reading this one.
+  __device__ void total(int count, double* total) {
+    gc_cluster_sync();
+    const double* slot = mine();
+    const unsigned ranks = gc_cluster_size();
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+      double sum = 0.0;
+      for (unsigned r = 0; r < ranks; ++r) sum += gc_cluster_load(slot + i, r);
+      total[i] = sum;
+    }
+    __syncthreads();
+    turn ^= 1;
+  }
+};
+
+// CholeskyQR2 of the panel split over the cluster (this CTA's `rows` rows × q, row stride ld):
+// twice the Gram matrix PᵀP (f64 partials, summed over the cluster), its Cholesky in every CTA
+// alike, P ← P·R⁻¹ on the local rows. False (the same in every CTA) where a pivot breaks down.
+__device__ bool cluster_cholesky_qr2(float* p, int rows, int q, int ld, ClusterScratch& sc, ClusterSums& sums) {
+  for (int pass = 0; pass < 2; ++pass) {
+    double* part = sums.mine();
+    for (int e = threadIdx.x; e < q * q; e += blockDim.x) {
+      const int a = e / q, b = e % q;
+      double sum = 0.0;
+      if (a <= b)
+        for (int r = 0; r < rows; ++r) sum += (double)p[r * ld + a] * (double)p[r * ld + b];
+      part[e] = sum;
+    }
+    sums.total(q * q, sc.gram);
+    if (!block_cholesky<RSVD_CLUSTER_THREADS>(sc.gram, sc.r, sc.rinv, sc.norms, q)) return false;
+    substitute_rows<RSVD_CLUSTER_MAX_Q>(p, rows, q, ld, sc.r, sc.rinv);
+    __syncthreads();
+  }
+  return true;
+}
+
+// y (rows×q, row stride ld) ← alpha·a·x: a rows×n (row stride lda) and x n×q (ld), both shared;
+// a thread per 3 consecutive outputs of a row.
+__device__ void rows_times(const float* a, int lda, const float* x, float* y, int rows, int n, int q, int ld, float alpha) {
+  constexpr int C = 3;
+  const int groups = (q + C - 1) / C;
+  for (int o = threadIdx.x; o < rows * groups; o += blockDim.x) {
+    const int row = o / groups, c0 = (o % groups) * C;
+    float acc[C] = {};
+    for (int l = 0; l < n; ++l) {
+      const float value = a[row * lda + l];
+#pragma unroll
+      for (int u = 0; u < C; ++u)
+        if (c0 + u < q) acc[u] = fmaf(value, x[l * ld + c0 + u], acc[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < C; ++u)
+      if (c0 + u < q) y[row * ld + c0 + u] = alpha * acc[u];
+  }
+  __syncthreads();
+}
+
+// z (n×q, ld) ← alpha·aᵀ·y over this CTA's rows (a rows×n, lda; y rows×q, ld): a thread per 3
+// consecutive outputs of a row of z, consecutive threads on consecutive columns of a.
+__device__ void rows_transposed_times(const float* a, int lda, const float* y, float* z, int rows, int n, int q, int ld, float alpha) {
+  constexpr int C = 3;
+  const int groups = (q + C - 1) / C;
+  for (int o = threadIdx.x; o < n * groups; o += blockDim.x) {
+    const int col = o % n, c0 = (o / n) * C;
+    float acc[C] = {};
+    for (int l = 0; l < rows; ++l) {
+      const float value = a[l * lda + col];
+#pragma unroll
+      for (int u = 0; u < C; ++u)
+        if (c0 + u < q) acc[u] = fmaf(value, y[l * ld + c0 + u], acc[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < C; ++u)
+      if (c0 + u < q) z[col * ld + c0 + u] = alpha * acc[u];
+  }
+  __syncthreads();
+}
+
+// owned (this CTA's `own` rows from row n0, ld) ← the cluster's sum of each CTA's partial (n×q, ld) there.
+__device__ void sum_owned_rows(const float* partial, float* owned, int n0, int own, int q, int ld) {
+  gc_cluster_sync();
+  const unsigned ranks = gc_cluster_size();
+  for (int o = threadIdx.x; o < own * q; o += blockDim.x) {
+    const int i = o / q, j = o % q;
+    float sum = 0.f;
+    for (unsigned r = 0; r < ranks; ++r) sum += gc_cluster_load(partial + (n0 + i) * ld + j, r);
+    owned[i * ld + j] = sum;
+  }
+  __syncthreads();
+}
+
+// full (n×q, ld) ← every CTA's owned rows (chunk rows each, in rank order).
+__device__ void gather_owned_rows(const float* owned, float* full, int n, int chunk, int q, int ld) {
+  gc_cluster_sync();
+  for (int o = threadIdx.x; o < n * q; o += blockDim.x) {
+    const int i = o / q, j = o % q;
+    full[i * ld + j] = gc_cluster_load(owned + (i % chunk) * ld + j, i / chunk);
+  }
+  __syncthreads();
+}
+
+// One Newton–Schulz step towards orthonormal columns of x, split over the cluster (this CTA's
+// `rows` rows × k, contiguous): x ← 1.5·x − 0.5·x·(xᵀx), xᵀx summed over the cluster. `tmp` is
+// shared room for rows·k floats. V, held as its columns, is polished the same way (V·Vᵀ is the
+// Gram matrix of its columns).
+__device__ void polish_rows(float* x, int rows, int k, float* tmp, ClusterScratch& sc, ClusterSums& sums) {
+  double* part = sums.mine();
+  for (int e = threadIdx.x; e < k * k; e += blockDim.x) {
+    const int i = e / k, j = e % k;
+    double acc = 0.0;
+    for (int r = 0; r < rows; ++r) acc += (double)x[r * k + i] * (double)x[r * k + j];
+    part[e] = acc;
+  }
+  sums.total(k * k, sc.gram);
+  for (int o = threadIdx.x; o < rows * k; o += blockDim.x) {
+    const int r = o / k, c = o % k;
+    float acc = 0.f;
+    for (int l = 0; l < k; ++l) acc = fmaf(x[r * k + l], (float)sc.gram[l * k + c], acc);
+    tmp[o] = fmaf(-0.5f, acc, 1.5f * x[o]);
+  }
+  __syncthreads();
+  for (int o = threadIdx.x; o < rows * k; o += blockDim.x) x[o] = tmp[o];
+  __syncthreads();
+}
+
+// The algorithm of small_rsvd from max|a| to the polished factors; false where CholeskyQR2 broke
+// down (nothing written then but status[0..1]). Returns true also for a non-finite a (status says so).
+__device__ bool rsvd_in_cluster(const float* __restrict__ a, const float* __restrict__ omega, float* __restrict__ u, float* __restrict__ s,
+                                float* __restrict__ v, int m, int n, int q, int k, int iters, float* __restrict__ status, ClusterScratch& sc,
+                                double* dyn) {
+  const unsigned rank = gc_cluster_rank(), ranks = gc_cluster_size();
+  const int tid = threadIdx.x, lane = tid & 31;
+  const int chunk_m = (m + ranks - 1) / ranks, m0 = rank * chunk_m, rows = max(0, min(chunk_m, m - m0));
+  const int chunk_n = (n + ranks - 1) / ranks, n0 = rank * chunk_n, own = max(0, min(chunk_n, n - n0));
+  const int lda = n | 1, ld = q | 1;  // odd row strides spread a column over the banks
+  ClusterSums sums{dyn, q * q, 0};
+  float* as = reinterpret_cast<float*>(dyn + 2 * q * q);
+  float* y = as + chunk_m * lda;   // Y's local rows
+  float* ul = y + chunk_m * ld;    // U's local rows (rows×k)
+  float* zp = ul + chunk_m * ld;   // this CTA's partial Aᵀ·Y (n×q)
+  float* zf = zp + n * ld;         // Ω, then the whole of Z (n×q)
+  float* zo = zf + n * ld;         // owned rows of Z, then of Bᵀ
+  float* po = zo + chunk_n * ld;   // owned rows of P
+
+  // This CTA's rows of A into shared memory, with their max and min.
+  float hi = -__int_as_float(0x7f800000), lo = __int_as_float(0x7f800000);
+  for (int i = tid; i < rows * n; i += blockDim.x) {
+    const float x = a[(size_t)m0 * n + i];
+    as[(i / n) * lda + i % n] = x;
+    hi = nan_extreme(hi, x, false);
+    lo = nan_extreme(lo, x, true);
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    hi = nan_extreme(hi, __shfl_xor_sync(0xffffffffu, hi, o), false);
+    lo = nan_extreme(lo, __shfl_xor_sync(0xffffffffu, lo, o), true);
+  }
+  if (lane == 0) {
+    sc.warp_hi[tid >> 5] = hi;
+    sc.warp_lo[tid >> 5] = lo;
+  }
+  for (int i = tid; i < n * q; i += blockDim.x) zf[(i / q) * ld + i % q] = omega[i];
+  __syncthreads();
+  if (tid == 0) {
+    for (int w = 1; w < RSVD_CLUSTER_THREADS / 32; ++w) {
+      hi = nan_extreme(hi, sc.warp_hi[w], false);
+      lo = nan_extreme(lo, sc.warp_lo[w], true);
+    }
+    sc.extremes[0] = hi;
+    sc.extremes[1] = lo;
+  }
+  gc_cluster_sync();
+  hi = -__int_as_float(0x7f800000);
+  lo = __int_as_float(0x7f800000);
+  for (unsigned r = 0; r < ranks; ++r) {
+    hi = nan_extreme(hi, gc_cluster_load(&sc.extremes[0], r), false);
+    lo = nan_extreme(lo, gc_cluster_load(&sc.extremes[1], r), true);
+  }
+  if (rank == 0 && tid == 0) {
+    status[0] = hi;
+    status[1] = lo;
+    status[2] = 0.f;
+  }
+  if (!isfinite(hi) || !isfinite(lo)) return true;
+  const float max_abs = fmaxf(fabsf(hi), fabsf(lo));
+  const int exponent = max_abs > 0.f ? max(-100, min(100, (int)floor(log2((double)max_abs) + 0.5))) : 0;
+  const float alpha = ldexpf(1.f, -exponent);
+
+  rows_times(as, lda, zf, y, rows, n, q, ld, alpha);
+  if (!cluster_cholesky_qr2(y, rows, q, ld, sc, sums)) return false;
+  for (int it = 0; it < iters; ++it) {
+    rows_transposed_times(as, lda, y, zp, rows, n, q, ld, alpha);
+    sum_owned_rows(zp, zo, n0, own, q, ld);
+    if (!cluster_cholesky_qr2(zo, own, q, ld, sc, sums)) return false;
+    gather_owned_rows(zo, zf, n, chunk_n, q, ld);
+    rows_times(as, lda, zf, y, rows, n, q, ld, alpha);
+    if (!cluster_cholesky_qr2(y, rows, q, ld, sc, sums)) return false;
+  }
+  rows_transposed_times(as, lda, y, zp, rows, n, q, ld, alpha);
+  sum_owned_rows(zp, zo, n0, own, q, ld);  // Bᵀ's owned rows
+  for (int i = tid; i < own * ld; i += blockDim.x) po[i] = zo[i];
+  __syncthreads();
+  if (!cluster_cholesky_qr2(po, own, q, ld, sc, sums)) return false;
+
+  // The core Bᵀᵀ·P, column-major into the Jacobi columns.
+  double* part = sums.mine();
+  for (int o = tid; o < q * q; o += blockDim.x) {
+    const int r = o / q, c = o % q;
+    double acc = 0.0;
+    for (int i = 0; i < own; ++i) acc += (double)zo[i * ld + r] * (double)po[i * ld + c];
+    part[o] = acc;
+  }
+  sums.total(q * q, sc.gram);
+  for (int o = tid; o < q * q; o += blockDim.x) {
+    const int r = o / q, c = o % q;
+    sc.cols_a[c][r] = sc.gram[o];
+    sc.cols_v[c][r] = r == c ? 1.0 : 0.0;
+  }
+  __syncthreads();
+  const int sweeps = jacobi_sweeps(sc.cols_a, sc.cols_v, q, sc.rotated);
+  if (rank == 0 && tid == 0 && sweeps >= SMALL_SVD_SWEEPS) status[2] = 1.f;
+  singular_vectors(sc.cols_a, sc.cols_v, q, k, sc.sigma, sc.order, sc.left, sc.s, sc.right);
+
+  // U's local rows (rows×k) and V's owned columns (into zf, own×k), each then polished.
+  float* vl = zf;
+  for (int o = tid; o < rows * k; o += blockDim.x) {
+    const int i = o / k, t = o % k;
+    float acc = 0.f;
+    for (int r = 0; r < q; ++r) acc = fmaf(y[i * ld + r], sc.left[t * q + r], acc);
+    ul[o] = acc;
+  }
+  for (int o = tid; o < own * k; o += blockDim.x) {
+    const int j = o / k, t = o % k;
+    float acc = 0.f;
+    for (int r = 0; r < q; ++r) acc = fmaf(sc.right[t * q + r], po[j * ld + r], acc);
+    vl[o] = acc;
+  }
+  __syncthreads();
+  polish_rows(ul, rows, k, y, sc, sums);
+  polish_rows(vl, own, k, po, sc, sums);
+  for (int o = tid; o < rows * k; o += blockDim.x) u[(size_t)m0 * k + o] = ul[o];
+  for (int o = tid; o < own * k; o += blockDim.x) v[(size_t)(o % k) * n + n0 + o / k] = vl[o];
+  if (rank == 0 && tid < k) s[tid] = sc.s[tid] / alpha;
+  return true;
+}
+
+// status ← [max a, min a, 0 | 1 (the core's Jacobi ran out of sweeps) | 2 (CholeskyQR2 broke
+// down: run small_rsvd)]. Launched as one cluster of RSVD_CLUSTER_THREADS-thread CTAs; dynamic
+// shared memory (see rsvd_in_cluster): 2q² doubles, then
+// ⌈m/C⌉·((n | 1) + 2(q | 1)) + 2n(q | 1) + 2⌈n/C⌉(q | 1) floats (C CTAs).
+extern "C" __global__ void __launch_bounds__(RSVD_CLUSTER_THREADS) small_rsvd_cluster(const float* __restrict__ a, const float* __restrict__ omega,
+                                                                                    float* __restrict__ u, float* __restrict__ s,
+                                                                                    float* __restrict__ v, int m, int n, int q, int k, int iters,
+                                                                                    float* __restrict__ status) {
+  extern __shared__ double dyn[];
+  __shared__ ClusterScratch sc;
+  if (!rsvd_in_cluster(a, omega, u, s, v, m, n, q, k, iters, status, sc, dyn) && gc_cluster_rank() == 0 && threadIdx.x == 0) status[2] = 2.f;
+  gc_cluster_sync();  // no CTA leaves while another may still read its shared memory
+}

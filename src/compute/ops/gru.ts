@@ -59,9 +59,11 @@ export interface GruCommonOptions {
    * - 'auto' (default): the faster path for the shape, as measured on an H200: 'sequence' for f32
    *   layers where it applies and ensemble·batch·hidden² is at most 5·2^22 (2^22 under 'tf32'),
    *   else 'fused' for products up to 2^23 in f32 (2^22 under 'tf32') where it applies, else
-   *   'steps'. A `gpu.gruRollout` of one layer without layer norm runs in one cooperative
-   *   launch (every step's gates and projection, SIMT f32 also under 'tf32') where hidden and
-   *   state sizes are at most 256 and the batch at most 256; the other paths run it step by step.
+   *   'steps'. A `gpu.gruRollout` of one layer without layer norm runs in one launch (every
+   *   step's gates and projection, SIMT f32 also under 'tf32') where hidden and state sizes are
+   *   at most 256 and the batch at most 256: from sm_90 a thread-block cluster per member where
+   *   every member's cluster is resident at once, else one cooperative kernel; the other paths
+   *   run it step by step.
    * - 'sequence': one launch for all steps of a layer: each block runs the whole sequence of a
    *   few batch rows of one member, with W_hh on chip (registers; a quarter in shared memory at
    *   hidden > 64; SIMT f32, also under 'tf32') and the state in shared memory, two block

@@ -145,8 +145,8 @@ export const SEQUENCE_AUTO_LIMIT = { highest: 5 * 2 ** 22, tf32: FUSED_AUTO_LIMI
 /**
  * The path 'auto' takes: sequence where it applies, the product is small (hidden ≤ 128) and the
  * layer is f32, else fused where it applies and the product is small, else steps. 16-bit layers
- * keep the fused path for now: the sequence kernel's final layout has run on the GPU in f32 only
- * (its 16-bit loads and stores passed there in an earlier layout; bench/notes/gru.md).
+ * keep the fused path for now: the sequence kernel's 16-bit form passes its float64 checks and
+ * the sanitizers on the GPU but has not been timed against fused (bench/notes/gru.md).
  */
 export function autoPath(
   shape: { ensemble: number; batch: number; hidden: number; layerNorm: boolean; precision: 'highest' | 'tf32'; dtype: DType },

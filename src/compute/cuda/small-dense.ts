@@ -107,7 +107,8 @@ function rsvdClusterBytes(m: number, n: number, q: number): number {
 /**
  * The whole truncated SVD of the m×n `a` in one launch (see `DenseLinalg.truncatedSvd`): omega
  * n×q, u m×k, s k, v k×n, status 3 f32 elements ← [max a, min a, 1 if the core's Jacobi SVD did
- * not converge else 0]. The problem must fit {@link smallRandomizedSvdFits}.
+ * not converge, 2 if the cluster form stopped at a CholeskyQR2 breakdown, else 0]. The problem
+ * must fit {@link smallRandomizedSvdFits}.
  *
  * From sm_90 it runs on a cluster of 8 CTAs (`small_rsvd_cluster`), A's rows split over them,
  * where their panels fit. H200, same inputs, one block against the cluster: 320×128 at q = 18

@@ -379,12 +379,7 @@ extern "C" __global__ void __launch_bounds__(SMALL_RSVD_THREADS) small_rsvd(cons
   if (tid == 0 && sweeps >= SMALL_SVD_SWEEPS) status[2] = 1.f;
   singular_vectors(sc.cols_a, sc.cols_v, q, k, sc.sigma, sc.order, sc.left, sc.s, sc.right);
 
-  for (int o = tid; o < m * k; o += blockDim.x) {
-    const int i = o / k, t = o % k;
-    float acc = 0.f;
-    for (int r = 0; r < q; ++r) acc = fmaf(y[i * ld + r], sc.left[t * q + r], acc);
-    u[o] = acc;
-  }
+  times_rows_transposed(y, m, ld, sc.left, q, k, u);
   for (int o = tid; o < k * n; o += blockDim.x) {
     const int t = o / n, j = o % n;
     float acc = 0.f;

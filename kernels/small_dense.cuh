@@ -120,6 +120,17 @@ __device__ bool block_cholesky(double* g, double* r, double* rinv, double* norms
   return true;
 }
 
+// out (rows×k, contiguous) ← y·leftᵀ: y rows×q (row stride ld), left k rows of q (the core's
+// leading singular vectors, so out is U's rows). A thread per output; no barrier.
+__device__ __forceinline__ void times_rows_transposed(const float* y, int rows, int ld, const float* left, int q, int k, float* out) {
+  for (int o = threadIdx.x; o < rows * k; o += blockDim.x) {
+    const int i = o / k, t = o % k;
+    float acc = 0.f;
+    for (int r = 0; r < q; ++r) acc = fmaf(y[i * ld + r], left[t * q + r], acc);
+    out[o] = acc;
+  }
+}
+
 // Player `t` of round `round` in the circle method over `m` = even players: 0 stays, the others rotate.
 __device__ __forceinline__ int circle_player(int t, int round, int m) {
   return t == 0 ? 0 : 1 + (round + t - 1) % (m - 1);

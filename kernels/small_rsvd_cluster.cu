@@ -79,44 +79,27 @@ __device__ bool cluster_cholesky_qr2(float* p, int rows, int q, int ld, ClusterS
   return true;
 }
 
-// y (rows×q, row stride ld) ← alpha·a·x: a rows×n (row stride lda) and x n×q (ld), both shared;
-// a thread per 3 consecutive outputs of a row.
-__device__ void rows_times(const float* a, int lda, const float* x, float* y, int rows, int n, int q, int ld, float alpha) {
+// out ← alpha·a·x (rows×q, x n×q) or, with TRANSPOSE, alpha·aᵀ·x over this CTA's rows (n×q, x
+// rows×q): a rows×n (row stride lda), x and out (row stride ld), all shared. A thread per 3
+// consecutive outputs of a row of out; in the transposed form consecutive threads take
+// consecutive columns of a.
+template <bool TRANSPOSE>
+__device__ void local_product(const float* a, int lda, const float* x, float* out, int rows, int n, int q, int ld, float alpha) {
   constexpr int C = 3;
   const int groups = (q + C - 1) / C;
-  for (int o = threadIdx.x; o < rows * groups; o += blockDim.x) {
-    const int row = o / groups, c0 = (o % groups) * C;
+  const int out_rows = TRANSPOSE ? n : rows, len = TRANSPOSE ? rows : n;
+  for (int o = threadIdx.x; o < out_rows * groups; o += blockDim.x) {
+    const int row = TRANSPOSE ? o % n : o / groups, c0 = (TRANSPOSE ? o / n : o % groups) * C;
     float acc[C] = {};
-    for (int l = 0; l < n; ++l) {
-      const float value = a[row * lda + l];
+    for (int l = 0; l < len; ++l) {
+      const float value = TRANSPOSE ? a[l * lda + row] : a[row * lda + l];
 #pragma unroll
       for (int u = 0; u < C; ++u)
         if (c0 + u < q) acc[u] = fmaf(value, x[l * ld + c0 + u], acc[u]);
     }
 #pragma unroll
     for (int u = 0; u < C; ++u)
-      if (c0 + u < q) y[row * ld + c0 + u] = alpha * acc[u];
-  }
-  __syncthreads();
-}
-
-// z (n×q, ld) ← alpha·aᵀ·y over this CTA's rows (a rows×n, lda; y rows×q, ld): a thread per 3
-// consecutive outputs of a row of z, consecutive threads on consecutive columns of a.
-__device__ void rows_transposed_times(const float* a, int lda, const float* y, float* z, int rows, int n, int q, int ld, float alpha) {
-  constexpr int C = 3;
-  const int groups = (q + C - 1) / C;
-  for (int o = threadIdx.x; o < n * groups; o += blockDim.x) {
-    const int col = o % n, c0 = (o / n) * C;
-    float acc[C] = {};
-    for (int l = 0; l < rows; ++l) {
-      const float value = a[l * lda + col];
-#pragma unroll
-      for (int u = 0; u < C; ++u)
-        if (c0 + u < q) acc[u] = fmaf(value, y[l * ld + c0 + u], acc[u]);
-    }
-#pragma unroll
-    for (int u = 0; u < C; ++u)
-      if (c0 + u < q) z[col * ld + c0 + u] = alpha * acc[u];
+      if (c0 + u < q) out[row * ld + c0 + u] = alpha * acc[u];
   }
   __syncthreads();
 }
@@ -230,17 +213,17 @@ __device__ bool rsvd_in_cluster(const float* __restrict__ a, const float* __rest
   const int exponent = max_abs > 0.f ? max(-100, min(100, (int)floor(log2((double)max_abs) + 0.5))) : 0;
   const float alpha = ldexpf(1.f, -exponent);
 
-  rows_times(as, lda, zf, y, rows, n, q, ld, alpha);
+  local_product<false>(as, lda, zf, y, rows, n, q, ld, alpha);
   if (!cluster_cholesky_qr2(y, rows, q, ld, sc, sums)) return false;
   for (int it = 0; it < iters; ++it) {
-    rows_transposed_times(as, lda, y, zp, rows, n, q, ld, alpha);
+    local_product<true>(as, lda, y, zp, rows, n, q, ld, alpha);
     sum_owned_rows(zp, zo, n0, own, q, ld);
     if (!cluster_cholesky_qr2(zo, own, q, ld, sc, sums)) return false;
     gather_owned_rows(zo, zf, n, chunk_n, q, ld);
-    rows_times(as, lda, zf, y, rows, n, q, ld, alpha);
+    local_product<false>(as, lda, zf, y, rows, n, q, ld, alpha);
     if (!cluster_cholesky_qr2(y, rows, q, ld, sc, sums)) return false;
   }
-  rows_transposed_times(as, lda, y, zp, rows, n, q, ld, alpha);
+  local_product<true>(as, lda, y, zp, rows, n, q, ld, alpha);
   sum_owned_rows(zp, zo, n0, own, q, ld);  // Bᵀ's owned rows
   for (int i = tid; i < own * ld; i += blockDim.x) po[i] = zo[i];
   __syncthreads();
@@ -267,12 +250,7 @@ __device__ bool rsvd_in_cluster(const float* __restrict__ a, const float* __rest
 
   // U's local rows (rows×k) and V's owned columns (into zf, own×k), each then polished.
   float* vl = zf;
-  for (int o = tid; o < rows * k; o += blockDim.x) {
-    const int i = o / k, t = o % k;
-    float acc = 0.f;
-    for (int r = 0; r < q; ++r) acc = fmaf(y[i * ld + r], sc.left[t * q + r], acc);
-    ul[o] = acc;
-  }
+  times_rows_transposed(y, rows, ld, sc.left, q, k, ul);
   for (int o = tid; o < own * k; o += blockDim.x) {
     const int j = o / k, t = o % k;
     float acc = 0.f;

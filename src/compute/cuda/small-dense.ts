@@ -120,24 +120,15 @@ export function smallRandomizedSvd(backend: CudaContext, views: TruncatedSvdView
   const { a, omega, u, s, v, status } = views;
   const { m, n, q, rank, powerIterations } = problem;
   const stream = backend.enqueue(a, omega, u, s, v, status);
+  const args = [
+    backend.address(a), backend.address(omega), backend.address(u), backend.address(s), backend.address(v),
+    m, n, q, rank, powerIterations, backend.address(status),
+  ];
   if (!problem.householderFallback && backend.clusterLaunch) {
     const cluster = backend.kernel('small_rsvd_cluster', () => SMALL_RSVD_CLUSTER_SPEC, 'small_rsvd_cluster', RSVD_SIGNATURE);
     const sharedMemBytes = rsvdClusterBytes(m, n, q);
     if (q <= RSVD_MAX_WIDTH && cluster.residentGrid(RSVD_CLUSTER_THREADS, sharedMemBytes) > 0) {
-      cluster.launch(
-        { grid: RSVD_CLUSTER, block: RSVD_CLUSTER_THREADS, clusterDim: [RSVD_CLUSTER, 1, 1], sharedMemBytes, stream },
-        backend.address(a),
-        backend.address(omega),
-        backend.address(u),
-        backend.address(s),
-        backend.address(v),
-        m,
-        n,
-        q,
-        rank,
-        powerIterations,
-        backend.address(status),
-      );
+      cluster.launch({ grid: RSVD_CLUSTER, block: RSVD_CLUSTER_THREADS, clusterDim: [RSVD_CLUSTER, 1, 1], sharedMemBytes, stream }, ...args);
       return;
     }
   }
@@ -146,18 +137,5 @@ export function smallRandomizedSvd(backend: CudaContext, views: TruncatedSvdView
   if (k.residentGrid(RSVD_THREADS, sharedMemBytes) === 0) {
     throw new GpuError('UNSUPPORTED', `svd: the panels of a ${m}×${n} matrix at sketch width ${q} do not fit one block's shared memory`);
   }
-  k.launch(
-    { grid: 1, block: RSVD_THREADS, sharedMemBytes, stream },
-    backend.address(a),
-    backend.address(omega),
-    backend.address(u),
-    backend.address(s),
-    backend.address(v),
-    m,
-    n,
-    q,
-    rank,
-    powerIterations,
-    backend.address(status),
-  );
+  k.launch({ grid: 1, block: RSVD_THREADS, sharedMemBytes, stream }, ...args);
 }

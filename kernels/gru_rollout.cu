@@ -34,7 +34,7 @@
 struct RolloutArgs {
   const T* x0;  // [E?, B, S]
   idx_t x0E;    // member stride of x0 (0: shared by the members)
-  const T* h0;  // [E, B, H]
+  const T* h0;  // [E, B, H], or null for zeros
   const T* wih;  // [E, 3H, S]
   const T* whh;  // [E, 3H, H]
   const T* bih;  // [E, 3H] or null
@@ -117,7 +117,8 @@ __device__ __forceinline__ void gate_units(const RolloutArgs& a, float* rows, in
     __syncthreads();  // the previous chunk is consumed
     stage(rows, count * width, [&](int i) {
       const int r = i / width, k = i % width;
-      return k < S ? load_cg(x_row(a, e, c0 + r, t, B, steps, S) + k) : load_cg(h_row(a, e, c0 + r, t, E, B, H) + k - S);
+      if (k < S) return load_cg(x_row(a, e, c0 + r, t, B, steps, S) + k);
+      return t == 0 && a.h0 == nullptr ? 0.0f : load_cg(h_row(a, e, c0 + r, t, E, B, H) + k - S);
     });
     if (j >= H) continue;  // a warp past the last unit only helps stage
     for (int b0 = 0; b0 < count; b0 += ROLL_ROWS) {

@@ -173,7 +173,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) gru_rollout_cluster(
   fill_transposed(wo, H, ldOut, [&](int k, int v) { return v < nv ? widen(wout[(idx_t)e * woutE + (idx_t)(s0 + v) * H + k]) : 0.0f; });
   fill_transposed(xs, S, ldBatch, [&](int k, int b) { return b < B ? widen(x0[(idx_t)e * x0E + (idx_t)b * S + k]) : 0.0f; });
   // h0 in buffer 1 (step 0's h_{t−1}); buffer 0's batch padding must be finite too.
-  fill_transposed(hs + H * ldBatch, H, ldBatch, [&](int k, int b) { return b < B ? widen(h0[((idx_t)e * B + b) * H + k]) : 0.0f; });
+  fill_transposed(hs + H * ldBatch, H, ldBatch, [&](int k, int b) { return b < B && h0 != nullptr ? widen(h0[((idx_t)e * B + b) * H + k]) : 0.0f; });
   for (int i = threadIdx.x; i < H * ldBatch; i += THREADS) hs[i] = 0.0f;
   for (int i = threadIdx.x; i < 6 * units + columns; i += THREADS) {
     const int g = i / units, u = i % units, v = i - 6 * units;

@@ -52,8 +52,8 @@ export interface GruRolloutParams {
   /** x_0: [E, B, S], or [B, S] shared by every member (`stateShared`). */
   state: TensorView;
   stateShared: boolean;
-  /** Dense [E, B, H]. */
-  h0: TensorView;
+  /** Dense [E, B, H]; absent means zero. */
+  h0?: TensorView;
   /** [E, 3H, S] and [E, 3H, H]. */
   wIh: TensorView;
   wHh: TensorView;

@@ -272,7 +272,7 @@ export class WasmOps {
         {
           state: at(p.state),
           stateShared: p.stateShared,
-          h0: at(p.h0),
+          h0: maybe(p.h0) ?? 0,
           wIh: at(p.wIh),
           wHh: at(p.wHh),
           bIh: maybe(p.bIh) ?? 0,

@@ -304,14 +304,17 @@ export function gruRollout(
   const S = stack.layers[0]!.input;
   const B = E !== undefined && state.rank === 3 ? state.shape[1]! : state.shape[0]!;
   const projection = checkProjection(op, o.outputProjection, stack, S);
-  const init = initialStates(s, op, h0, 'h0', stack, B);
   const L = stack.layers.length;
+  const oneGo = path === 'auto' && L === 1 && !stack.layers[0]!.layerNorm;
+  // The one-go path starts from zeros without them being written out first.
+  const init = initialStates(s, op, h0, 'h0', stack, B, !oneGo);
   const H = stack.hidden;
   const rows = E !== undefined ? [E, B] : [B];
-  if (path === 'auto' && L === 1 && !stack.layers[0]!.layerNorm) {
+  if (oneGo) {
     let whole: GruRolloutResult | undefined;
     try {
       whole = rolloutInOneGo(s, stack, state, init, projection, { rows, B, S, steps, precision });
+      if (!whole && init.layers.length === 0) init.layers.push(zeroStates(s, op, stack, B));
     } catch (err) {
       // A failed one-go rollout leaves the initial states with us: nothing may stay allocated.
       for (const t of init.layers) t.dispose();
@@ -376,7 +379,7 @@ export function gruRollout(
 /**
  * The rollout of one layer without layer norm by the backend's one-go path (`Backend.gruRollout`),
  * or undefined, with nothing allocated, where the backend has none or declines the shape. A result
- * replaces `init`'s states, which it disposes; otherwise they stay with the caller.
+ * replaces `init`'s states (none: zeros), which it disposes; otherwise they stay with the caller.
  */
 function rolloutInOneGo(
   s: Session,
@@ -397,7 +400,6 @@ function rolloutInOneGo(
     const params: GruRolloutParams = {
       state: state.view,
       stateShared: stack.ensemble === undefined || state.rank === 2,
-      h0: init.layers[0]!.view,
       wIh: layer.wIh.view,
       wHh: layer.wHh.view,
       outWeight: projection.weight.view,
@@ -411,6 +413,7 @@ function rolloutInOneGo(
       input: S,
       precision,
     };
+    if (init.layers[0]) params.h0 = init.layers[0].view;
     if (layer.bIh) params.bIh = layer.bIh.view;
     if (layer.bHh) params.bHh = layer.bHh.view;
     if (projection.bias) params.outBias = projection.bias.view;
@@ -568,17 +571,25 @@ function project(s: Session, h: Tensor, p: { weight: Tensor; bias: Tensor | unde
 
 /**
  * Initial states per layer as dense [E·B·H] tensors the caller disposes (zeros when h0 is
- * omitted), and the shape of h0 (which the returned hidden state takes). `name` is h0's name in
- * `op`'s messages. Nothing stays allocated when it throws.
+ * omitted; none at all then without `zeros`), and the shape of h0 (which the returned hidden state
+ * takes). `name` is h0's name in `op`'s messages. Nothing stays allocated when it throws.
  */
-export function initialStates(s: Session, op: string, h0: Tensor | null | undefined, name: string, stack: CheckedStack, B: number): { shape: number[]; layers: Tensor[] } {
+export function initialStates(
+  s: Session,
+  op: string,
+  h0: Tensor | null | undefined,
+  name: string,
+  stack: CheckedStack,
+  B: number,
+  zeros = true,
+): { shape: number[]; layers: Tensor[] } {
   const L = stack.layers.length;
   const E = stack.ensemble;
   const H = stack.hidden;
   const perLayer = E !== undefined ? [E, B, H] : [B, H];
   const shape = L === 1 ? perLayer : [L, ...perLayer];
   const size = (E ?? 1) * B * H;
-  if (h0 === undefined || h0 === null) return { shape, layers: each(L, () => full(s, op, [size], 0, stack.dtype)) };
+  if (h0 === undefined || h0 === null) return { shape, layers: zeros ? each(L, () => zeroStates(s, op, stack, B)) : [] };
   if (!sameShape(h0.shape, shape)) {
     throw new InvalidArgumentError(
       `${op}: ${name} must be ${formatShape(shape)} (${L > 1 ? 'layers, ' : ''}${E !== undefined ? 'members, ' : ''}batch, hidden), got ${formatShape(h0.shape)}`,
@@ -586,6 +597,11 @@ export function initialStates(s: Session, op: string, h0: Tensor | null | undefi
   }
   if (L === 1) return { shape, layers: [h0.reshape([size])] };
   return { shape, layers: each(L, (l) => sliceLayer(s, op, h0, l, size)) };
+}
+
+/** One layer's zero state, dense [(E ·) B · H]. */
+function zeroStates(s: Session, op: string, stack: CheckedStack, B: number): Tensor {
+  return full(s, op, [(stack.ensemble ?? 1) * B * stack.hidden], 0, stack.dtype);
 }
 
 /** `make(0..count-1)`; what was made is disposed again when one fails. */

@@ -53,6 +53,8 @@ interface Variant {
   /** One projection [S, H] for every member. */
   sharedProjection?: boolean;
   biases?: boolean;
+  /** No h0: both paths start from zeros. */
+  noH0?: boolean;
   batch: number;
   state: number;
   hidden: number;
@@ -74,7 +76,7 @@ function bothPaths(gpu: GpuCompute, v: Variant, seed: number): { oneGo: number[]
     const bias = randomTensor(gpu, [...(v.sharedProjection ? [] : lead), v.state], seed + 13, dtype, 0.1);
     owned.push(state.tensor, h0.tensor, weight.tensor, bias.tensor);
     const run = (path: 'auto' | 'steps') => {
-      const r = gpu.gruRollout(state.tensor, h0.tensor, layer.weights, { steps: v.steps, outputProjection: { weight: weight.tensor, bias: bias.tensor }, path });
+      const r = gpu.gruRollout(state.tensor, v.noH0 ? undefined : h0.tensor, layer.weights, { steps: v.steps, outputProjection: { weight: weight.tensor, bias: bias.tensor }, path });
       owned.push(r.states, r.hidden);
       return [read(r.states), read(r.hidden)];
     };
@@ -111,6 +113,7 @@ for (const { blas, threads } of ENGINES) {
           { ensemble: 2, sharedProjection: true, biases: false, batch: 2, state: 5, hidden: 13, steps: 5 },
           { ensemble: 3, batch: 1, state: 9, hidden: 7, steps: 1 },
           { batch: 4, state: 96, hidden: 300, steps: 2 },
+          { ensemble: 2, batch: 3, state: 6, hidden: 11, steps: 3, noH0: true },
         ];
         for (const v of variants) {
           const seed = freshSeed();
@@ -121,6 +124,20 @@ for (const { blas, threads } of ENGINES) {
           expect(relError(a[1]!, b[1]!), `hidden, ${JSON.stringify(v)}, seed ${seed}`).toBeLessThanOrEqual(1e-6);
           vi.restoreAllMocks();
         }
+      } finally {
+        gpu.dispose();
+      }
+    });
+
+    it('starts from zeros without h0 where the one-go path declines (f16) and leaves nothing allocated', async () => {
+      const gpu = await open(blas, threads);
+      try {
+        const before = gpu.memoryStats().allocations;
+        const oneGo = watchOneGo();
+        const { oneGo: a, steps: b } = bothPaths(gpu, { ensemble: 2, batch: 3, state: 6, hidden: 11, steps: 3, noH0: true, dtype: 'f16' }, freshSeed());
+        expect(oneGo()[0]).toBe(false);
+        expect(a).toEqual(b);
+        expect(gpu.memoryStats().allocations).toBe(before);
       } finally {
         gpu.dispose();
       }

@@ -18,7 +18,7 @@ export interface SimdGruRollout {
   /** x_0: [E, B, S], or [B, S] with `stateShared`. */
   state: number;
   stateShared: boolean;
-  /** Dense [E, B, H]. */
+  /** Dense [E, B, H], or 0 for zeros. */
   h0: number;
   /** [E, 3H, S] and [E, 3H, H]. */
   wIh: number;
@@ -73,7 +73,9 @@ export function gruRollout(rt: SimdRuntime, p: SimdGruRollout, blas: boolean): v
   const gx = header + parts * PART_AREA_BYTES;
   const gh = gx + E * B * 3 * H * 4;
   const ring = gh + E * B * 3 * H * 4;
-  const block = rt.temp(ring + 2 * E * B * H * 4);
+  // Zero initial states, where none are given, after the ring.
+  const zeros = ring + 2 * E * B * H * 4;
+  const block = rt.temp(zeros + (p.h0 === 0 ? E * B * H * 4 : 0));
   try {
     const plan = Number(block.address);
     const i32 = rt.i32;
@@ -87,7 +89,7 @@ export function gruRollout(rt: SimdRuntime, p: SimdGruRollout, blas: boolean): v
       unitChunks,
       stateChunks,
       state: p.state,
-      h0: p.h0,
+      h0: p.h0 === 0 ? plan + zeros : p.h0,
       wIh: p.wIh,
       wHh: p.wHh,
       bIh: p.bIh,
@@ -106,6 +108,7 @@ export function gruRollout(rt: SimdRuntime, p: SimdGruRollout, blas: boolean): v
       done: 0,
     };
     for (const [name, value] of Object.entries(fields)) i32[plan / 4 + PLAN[name as keyof typeof PLAN]] = value;
+    if (p.h0 === 0) rt.f32.fill(0, (plan + zeros) / 4, (plan + zeros) / 4 + E * B * H);
     i32.fill(0, plan / 4 + PLAN.done, plan / 4 + PLAN.done + 2 * T * E + tasks);
     // Cost 0: the calling thread takes a part at once and returns when all are done, so one
     // worker joins it on two cores and the other sleeps (a third thread would only compete).

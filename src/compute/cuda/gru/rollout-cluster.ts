@@ -32,6 +32,8 @@ const SIZE_REFUSED: ReadonlySet<number> = new Set([CudaResult.CUDA_ERROR_INVALID
 
 /** Clusters resident at once, per kernel dtype, cluster size and shared memory: asked once per backend. */
 const RESIDENT_CLUSTERS: OpStateKey<Map<string, number>, CudaContext> = { name: 'gru rollout clusters', create: () => new Map() };
+/** The plan 'auto' takes (null: none), per dtype and E, B, H, S: a rollout's host cost is most of a small one's time. */
+const AUTO_PLANS: OpStateKey<Map<string, RolloutClusterPlan | null>, CudaContext> = { name: 'gru rollout cluster plans', create: () => new Map() };
 
 /**
  * Runs the rollout (a float dtype) over clusters where the device launches them: with `cluster`
@@ -48,7 +50,7 @@ export function cudaGruRolloutCluster(backend: CudaContext, p: GruRolloutParams,
   k.launch(
     { grid: E * plan.cluster, block: ROLLOUT_CLUSTER_THREADS, sharedMemBytes: plan.sharedBytes, clusterDim: [plan.cluster, 1, 1], stream },
     backend.address(p.state), p.stateShared ? 0 : B * S,
-    backend.address(p.h0), backend.address(p.wIh), backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh),
+    optional(backend, p.h0), backend.address(p.wIh), backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh),
     backend.address(p.outWeight), p.projectionShared ? 0 : S * H,
     optional(backend, p.outBias), p.projectionShared ? 0 : S,
     backend.address(p.states), backend.address(p.hN),
@@ -67,7 +69,14 @@ export function cudaGruRolloutCluster(backend: CudaContext, p: GruRolloutParams,
  * cooperative).
  */
 export function autoClusterPlan(backend: CudaContext, dtype: DType, E: number, B: number, H: number, S: number): RolloutClusterPlan | undefined {
-  return pickPlan(backend, dtype, B, H, S, ROLLOUT_CLUSTER_SIZES, E);
+  const plans = backend.states.get(AUTO_PLANS);
+  const key = `${dtype}|${E}|${B}|${H}|${S}`;
+  let plan = plans.get(key);
+  if (plan === undefined) {
+    plan = pickPlan(backend, dtype, B, H, S, ROLLOUT_CLUSTER_SIZES, E) ?? null;
+    plans.set(key, plan);
+  }
+  return plan ?? undefined;
 }
 
 function pickPlan(backend: CudaContext, dtype: DType, B: number, H: number, S: number, sizes: readonly number[], clusters: number): RolloutClusterPlan | undefined {

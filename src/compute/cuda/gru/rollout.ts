@@ -65,7 +65,7 @@ function cooperativeRollout(backend: CudaContext, p: GruRolloutParams, plan: Rol
     k.launch(
       { grid: blocks, block: ROLLOUT_THREADS, sharedMemBytes, stream, cooperative: true },
       backend.address(p.state), p.stateShared ? 0 : B * S,
-      backend.address(p.h0), backend.address(p.wIh), backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh),
+      optional(backend, p.h0), backend.address(p.wIh), backend.address(p.wHh), optional(backend, p.bIh), optional(backend, p.bHh),
       backend.address(p.outWeight), p.projectionShared ? 0 : S * H,
       optional(backend, p.outBias), p.projectionShared ? 0 : S,
       ring.address, backend.address(p.states), backend.address(p.hN),

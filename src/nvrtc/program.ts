@@ -49,6 +49,13 @@ export interface ProgramOptions {
    * `include/cccl` on CUDA 13) when they match NVRTC's major version; default true.
    */
   cudaIncludes?: boolean;
+  /**
+   * Compile with NVRTC's `-minimal` where it has it (12.4 and later; an older NVRTC compiles as
+   * without it): the CUDA runtime's declarations (texture and surface functions, the `cuda*`
+   * device runtime calls, launches from device code, the runtime's types such as `cudaError_t`)
+   * are left out of the program, so a source that uses none of them compiles faster. Default false.
+   */
+  minimal?: boolean;
   /** Further NVRTC options, passed as given (the arch belongs in `arch`). */
   extraOptions?: readonly string[];
   /** Where compiled images are cached; default {@link KernelCache.shared}; `false` compiles every time. */
@@ -172,7 +179,7 @@ export class Program {
       { supported: info.supported, nvrtcMajor: info.major, deviceArch: deviceArch === undefined ? currentDeviceArch : () => deviceArch },
     );
     const cudaHeaders = options.cudaIncludes === false ? undefined : autoCudaIncludes(info.major);
-    const nvrtcOptions = this.#nvrtcOptions(arch, cudaHeaders?.paths ?? []);
+    const nvrtcOptions = this.#nvrtcOptions(arch, cudaHeaders?.paths ?? [], info);
     const headers = options.headers ?? {};
     const nameExpressions = options.nameExpressions ?? [];
 
@@ -197,7 +204,7 @@ export class Program {
   }
 
   /** The NVRTC option list; user include paths come before the automatic CUDA ones so they can shadow them. */
-  #nvrtcOptions(arch: string, cudaIncludePaths: readonly string[]): string[] {
+  #nvrtcOptions(arch: string, cudaIncludePaths: readonly string[], info: CompilerInfo): string[] {
     const options = this.options;
     return [
       `--gpu-architecture=${arch}`,
@@ -209,9 +216,15 @@ export class Program {
       ...(options.lineInfo ? ['--generate-line-info'] : []),
       ...(options.debug ? ['--device-debug'] : []),
       ...(options.fastMath ? ['--use_fast_math'] : []),
+      ...(options.minimal && takesMinimal(info) ? ['-minimal'] : []),
       ...(options.extraOptions ?? []),
     ];
   }
+}
+
+/** Whether this NVRTC knows `-minimal` (added in CUDA 12.4). */
+function takesMinimal(info: CompilerInfo): boolean {
+  return info.major > 12 || (info.major === 12 && info.minor >= 4);
 }
 
 /** Compiles `source` once: `new Program(source, options).compile()`. */
@@ -276,6 +289,7 @@ function validateOptions(options: ProgramOptions): void {
     const device = parseArch(options.deviceArch);
     if (device.kind !== 'sm' || device.specific) fail(`deviceArch must name a device as sm_XY, not ${JSON.stringify(options.deviceArch)}`);
   }
+  if (options.minimal !== undefined && typeof options.minimal !== 'boolean') fail(`minimal must be true or false, not ${JSON.stringify(options.minimal)}`);
   if (options.output !== undefined && options.output !== 'cubin' && options.output !== 'ptx') {
     fail(`output must be 'cubin' or 'ptx', not ${JSON.stringify(options.output)}`);
   }

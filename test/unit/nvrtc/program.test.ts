@@ -42,6 +42,7 @@ describe('Program option checks (before NVRTC)', () => {
     ['empty include path', { includePaths: [''] }],
     ['empty header name', { headers: { '': 'int x;' } }],
     ['file name with a newline', { name: 'a\nb.cu' }],
+    ['minimal that is not a boolean', { minimal: 'yes' as unknown as boolean }],
   ];
   it.each(bad)('refuses %s with InvalidArgumentError', (_label, input) => {
     const [source, options] = typeof input === 'string' ? [input, {}] : [saxpy, input];

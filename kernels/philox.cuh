@@ -3,7 +3,7 @@
 // implements the same spec, so both give the same bits:
 //   key = (seed low 32, seed high 32); counter = (index/4 low 32, index/4 high 32, 0, 0);
 //   element `index` uses output word index % 4.
-// Written for host and device so it can be checked against the published test vectors.
+// The generator is written for host and device so it can be checked against the published test vectors.
 #pragma once
 
 #define GC_PHILOX_M0 0xD2511F53u
@@ -60,4 +60,17 @@ __host__ __device__ __forceinline__ float philox_unit(unsigned int u) { return (
 // u32 → (0, 1): (top 24 bits + 0.5) × 2^-24, never 0, for the logarithm of Box–Muller.
 __host__ __device__ __forceinline__ double philox_unit_open(unsigned int u) {
   return ((double)(u >> 8) + 0.5) * 5.9604644775390625e-8;
+}
+
+// Element index·4 + pair·2 (z0) and + 1 (z1) of a Normal(mean, std) stream, by Box–Muller on the
+// block's word pair (2·pair, 2·pair + 1) in f64 like the host: z0 = sqrt(-2 ln u0') cos(2π u1'),
+// z1 = sqrt(-2 ln u0') sin(2π u1'); value = mean + std·z, rounded to f32.
+__device__ __forceinline__ void philox_normal_pair(const PhiloxWords& r, int pair, double mean, double std, float& z0, float& z1) {
+  const double twoPi = 6.283185307179586;
+  const double radius = sqrt(__dmul_rn(-2.0, log(philox_unit_open(r.w[2 * pair]))));
+  const double angle = __dmul_rn(twoPi, philox_unit_open(r.w[2 * pair + 1]));
+  double s, c;
+  sincos(angle, &s, &c);
+  z0 = __double2float_rn(__dadd_rn(mean, __dmul_rn(std, __dmul_rn(radius, c))));
+  z1 = __double2float_rn(__dadd_rn(mean, __dmul_rn(std, __dmul_rn(radius, s))));
 }

@@ -29,19 +29,16 @@ extern "C" __global__ void random_uniform(T* __restrict__ out, idx_t n, unsigned
 #if GC_WANT_KERNEL(random_normal)
 extern "C" __global__ void random_normal(T* __restrict__ out, idx_t n, unsigned int seedLo, unsigned int seedHi,
                                          double mean, double std) {
-  const double twoPi = 6.283185307179586;
   const idx_t blocks = (n + 3) / 4;
   for (idx_t j = global_thread(); j < blocks; j += grid_threads()) {
     const PhiloxWords r = philox_block(j, seedLo, seedHi);
 #pragma unroll
     for (int pair = 0; pair < 2; ++pair) {
-      const double radius = sqrt(__dmul_rn(-2.0, log(philox_unit_open(r.w[2 * pair]))));
-      const double angle = __dmul_rn(twoPi, philox_unit_open(r.w[2 * pair + 1]));
-      double s, c;
-      sincos(angle, &s, &c);
+      float z0, z1;
+      philox_normal_pair(r, pair, mean, std, z0, z1);
       const idx_t i = j * 4 + 2 * pair;
-      if (i < n) out[i] = narrow<T>(__double2float_rn(__dadd_rn(mean, __dmul_rn(std, __dmul_rn(radius, c)))));
-      if (i + 1 < n) out[i + 1] = narrow<T>(__double2float_rn(__dadd_rn(mean, __dmul_rn(std, __dmul_rn(radius, s)))));
+      if (i < n) out[i] = narrow<T>(z0);
+      if (i + 1 < n) out[i + 1] = narrow<T>(z1);
     }
   }
 }

@@ -12,6 +12,7 @@
 // CholeskyQR2 here has no Householder fallback: where it breaks down (a rank-deficient sketch),
 // status[2] ← 2 and nothing else is written; the caller runs the one-block kernel instead.
 #include "cluster.cuh"
+#include "philox.cuh"
 #include "small_dense.cuh"
 
 #define RSVD_CLUSTER_THREADS 256
@@ -153,7 +154,7 @@ __device__ void polish_rows(float* x, int rows, int k, float* tmp, ClusterScratc
 
 // The algorithm of small_rsvd from max|a| to the polished factors; false where CholeskyQR2 broke
 // down (nothing written then but status[0..1]). Returns true also for a non-finite a (status says so).
-__device__ bool rsvd_in_cluster(const float* __restrict__ a, const float* __restrict__ omega, float* __restrict__ u, float* __restrict__ s,
+__device__ bool rsvd_in_cluster(const float* __restrict__ a, unsigned seedLo, unsigned seedHi, float* __restrict__ u, float* __restrict__ s,
                                 float* __restrict__ v, int m, int n, int q, int k, int iters, float* __restrict__ status, ClusterScratch& sc,
                                 double* dyn) {
   const unsigned rank = gc_cluster_rank(), ranks = gc_cluster_size();
@@ -186,7 +187,18 @@ __device__ bool rsvd_in_cluster(const float* __restrict__ a, const float* __rest
     sc.warp_hi[tid >> 5] = hi;
     sc.warp_lo[tid >> 5] = lo;
   }
-  for (int i = tid; i < n * q; i += blockDim.x) zf[(i / q) * ld + i % q] = omega[i];
+  // Ω (n×q): gpu.randn([n, q], { seed })'s values, drawn here rather than read from a tensor.
+  for (int j = tid; j < (n * q + 3) / 4; j += blockDim.x) {
+    const PhiloxWords r = philox_block(j, seedLo, seedHi);
+    for (int pair = 0; pair < 2; ++pair) {
+      float z[2];
+      philox_normal_pair(r, pair, 0.0, 1.0, z[0], z[1]);
+      for (int h = 0; h < 2; ++h) {
+        const int i = 4 * j + 2 * pair + h;
+        if (i < n * q) zf[(i / q) * ld + i % q] = z[h];
+      }
+    }
+  }
   __syncthreads();
   if (tid == 0) {
     for (int w = 1; w < RSVD_CLUSTER_THREADS / 32; ++w) {
@@ -266,16 +278,17 @@ __device__ bool rsvd_in_cluster(const float* __restrict__ a, const float* __rest
   return true;
 }
 
+// Ω is gpu.randn([n, q], { seed })'s, drawn from the seed's Philox key (seedLo, seedHi).
 // status ← [max a, min a, 0 | 1 (the core's Jacobi ran out of sweeps) | 2 (CholeskyQR2 broke
 // down: run small_rsvd)]. Launched as one cluster of RSVD_CLUSTER_THREADS-thread CTAs; dynamic
 // shared memory (see rsvd_in_cluster): 2q² doubles, then
 // ⌈m/C⌉·((n | 1) + 2(q | 1)) + 2n(q | 1) + 2⌈n/C⌉(q | 1) floats (C CTAs).
-extern "C" __global__ void __launch_bounds__(RSVD_CLUSTER_THREADS) small_rsvd_cluster(const float* __restrict__ a, const float* __restrict__ omega,
+extern "C" __global__ void __launch_bounds__(RSVD_CLUSTER_THREADS) small_rsvd_cluster(const float* __restrict__ a, unsigned seedLo, unsigned seedHi,
                                                                                     float* __restrict__ u, float* __restrict__ s,
                                                                                     float* __restrict__ v, int m, int n, int q, int k, int iters,
                                                                                     float* __restrict__ status) {
   extern __shared__ double dyn[];
   __shared__ ClusterScratch sc;
-  if (!rsvd_in_cluster(a, omega, u, s, v, m, n, q, k, iters, status, sc, dyn) && gc_cluster_rank() == 0 && threadIdx.x == 0) status[2] = 2.f;
+  if (!rsvd_in_cluster(a, seedLo, seedHi, u, s, v, m, n, q, k, iters, status, sc, dyn) && gc_cluster_rank() == 0 && threadIdx.x == 0) status[2] = 2.f;
   gc_cluster_sync();  // no CTA leaves while another may still read its shared memory
 }

@@ -45,8 +45,9 @@ export interface DenseLinalg {
   svd(a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void;
   /**
    * The whole truncated SVD of a small matrix in one device call, where `fits` says so: the
-   * algorithm of `gpu.svd` (ops/svd.ts) from the Gaussian test matrix to the polished factors,
-   * with its finiteness check folded in. `status` (3 f32 elements) ← [max a, min a, 1 if the
+   * algorithm of `gpu.svd` (ops/svd.ts) from the Gaussian test matrix (drawn by the call: the
+   * values `gpu.randn([n, q], { seed })` holds) to the polished factors, with its finiteness
+   * check folded in. `status` (3 f32 elements) ← [max a, min a, 1 if the
    * core's SVD did not converge, 2 if it stopped at a CholeskyQR2 breakdown (see
    * {@link TruncatedSvdShape.householderFallback}), else 0]; max or min non-finite means nothing
    * else was written.
@@ -57,10 +58,9 @@ export interface DenseLinalg {
   };
 }
 
-/** The tensors of {@link DenseLinalg.truncatedSvd}: a (m×n), omega (n×q), u (m×k), s (k), v (k×n), status (3). */
+/** The tensors of {@link DenseLinalg.truncatedSvd}: a (m×n), u (m×k), s (k), v (k×n), status (3). */
 export interface TruncatedSvdViews {
   readonly a: TensorView;
-  readonly omega: TensorView;
   readonly u: TensorView;
   readonly s: TensorView;
   readonly v: TensorView;
@@ -74,6 +74,8 @@ export interface TruncatedSvdShape {
   readonly q: number;
   readonly rank: number;
   readonly powerIterations: number;
+  /** The Philox key of the n×q Gaussian test matrix Ω (as `gpu.randn`'s `seed`). */
+  readonly seed: number;
   /**
    * Every orthonormalisation falls back to Householder QR where CholeskyQR2 breaks down. Without
    * it an implementation may instead stop there with status[2] = 2, nothing else written, and

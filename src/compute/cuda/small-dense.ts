@@ -11,6 +11,7 @@ import type { ArgType } from '../../ffi/kernel-args.js';
 import type { TruncatedSvdShape, TruncatedSvdViews } from '../backend/dense-linalg.js';
 import type { TensorView } from '../core/view.js';
 import type { ModuleSpec } from '../gpu/kernel-sources.js';
+import { random, seedWords } from '../gpu/random.js';
 import type { CudaContext } from './cuda-context.js';
 
 /** The module of the one-block kernels (no specialisation). */
@@ -23,6 +24,8 @@ const QR_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'i32', 'i32'];
 const SVD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'ptr'];
 /** a, omega, u, s, v, m, n, q, k, iters, status. */
 const RSVD_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'ptr'];
+/** The cluster form draws Ω itself: the seed's two key words in place of its address. */
+const RSVD_CLUSTER_SIGNATURE: readonly ArgType[] = ['ptr', 'u32', 'u32', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'ptr'];
 
 /** The sizes the one-block kernels take on a device (see `DenseLinalg.small`). */
 export interface SmallDenseLimits {
@@ -105,30 +108,29 @@ function rsvdClusterBytes(m: number, n: number, q: number): number {
 }
 
 /**
- * The whole truncated SVD of the m×n `a` in one launch (see `DenseLinalg.truncatedSvd`): omega
- * n×q, u m×k, s k, v k×n, status 3 f32 elements ← [max a, min a, 1 if the core's Jacobi SVD did
- * not converge, 2 if the cluster form stopped at a CholeskyQR2 breakdown, else 0]. The problem
- * must fit {@link smallRandomizedSvdFits}.
+ * The whole truncated SVD of the m×n `a` in one launch (see `DenseLinalg.truncatedSvd`): u m×k,
+ * s k, v k×n, status 3 f32 elements ← [max a, min a, 1 if the core's Jacobi SVD did not converge,
+ * 2 if the cluster form stopped at a CholeskyQR2 breakdown, else 0]. The problem must fit
+ * {@link smallRandomizedSvdFits}.
  *
  * From sm_90 it runs on a cluster of 8 CTAs (`small_rsvd_cluster`), A's rows split over them,
- * where their panels fit. H200, same inputs, one block against the cluster: 320×128 at q = 18
- * 616 against 334 µs, 128×320 662 / 356, 200×50 at q = 14 322 / 221, 64×64 at q = 16 306 / 232.
- * That form has no Householder fallback and answers status[2] = 2 where CholeskyQR2 breaks down;
- * the caller then asks again with `householderFallback`, which takes the one block.
+ * where their panels fit, and draws Ω itself. H200, same inputs, one block against the cluster:
+ * 320×128 at q = 18 616 against 334 µs, 128×320 662 / 356, 200×50 at q = 14 322 / 221, 64×64 at
+ * q = 16 306 / 232. That form has no Householder fallback and answers status[2] = 2 where
+ * CholeskyQR2 breaks down; the caller then asks again with `householderFallback`, which takes the
+ * one block, after Ω drawn by the random kernel into a pool block.
  */
 export function smallRandomizedSvd(backend: CudaContext, views: TruncatedSvdViews, problem: TruncatedSvdShape): void {
-  const { a, omega, u, s, v, status } = views;
-  const { m, n, q, rank, powerIterations } = problem;
-  const stream = backend.enqueue(a, omega, u, s, v, status);
-  const args = [
-    backend.address(a), backend.address(omega), backend.address(u), backend.address(s), backend.address(v),
-    m, n, q, rank, powerIterations, backend.address(status),
-  ];
+  const { a, u, s, v, status } = views;
+  const { m, n, q, rank, powerIterations, seed } = problem;
+  const stream = backend.enqueue(a, u, s, v, status);
+  const outputs = [backend.address(u), backend.address(s), backend.address(v), m, n, q, rank, powerIterations, backend.address(status)];
   if (!problem.householderFallback && backend.clusterLaunch) {
-    const cluster = backend.kernel('small_rsvd_cluster', () => SMALL_RSVD_CLUSTER_SPEC, 'small_rsvd_cluster', RSVD_SIGNATURE);
+    const cluster = backend.kernel('small_rsvd_cluster', () => SMALL_RSVD_CLUSTER_SPEC, 'small_rsvd_cluster', RSVD_CLUSTER_SIGNATURE);
     const sharedMemBytes = rsvdClusterBytes(m, n, q);
     if (q <= RSVD_MAX_WIDTH && cluster.residentGrid(RSVD_CLUSTER_THREADS, sharedMemBytes) > 0) {
-      cluster.launch({ grid: RSVD_CLUSTER, block: RSVD_CLUSTER_THREADS, clusterDim: [RSVD_CLUSTER, 1, 1], sharedMemBytes, stream }, ...args);
+      const [seedLo, seedHi] = seedWords(seed);
+      cluster.launch({ grid: RSVD_CLUSTER, block: RSVD_CLUSTER_THREADS, clusterDim: [RSVD_CLUSTER, 1, 1], sharedMemBytes, stream }, backend.address(a), seedLo, seedHi, ...outputs);
       return;
     }
   }
@@ -137,5 +139,13 @@ export function smallRandomizedSvd(backend: CudaContext, views: TruncatedSvdView
   if (k.residentGrid(RSVD_THREADS, sharedMemBytes) === 0) {
     throw new GpuError('UNSUPPORTED', `svd: the panels of a ${m}×${n} matrix at sketch width ${q} do not fit one block's shared memory`);
   }
-  k.launch({ grid: 1, block: RSVD_THREADS, sharedMemBytes, stream }, ...args);
+  // Stream-ordered pool: the block may be reused by work queued after the launch.
+  const buffer = backend.alloc(n * q * 4);
+  try {
+    const omega: TensorView = { buffer, dtype: 'f32', shape: [n, q], offset: 0, size: n * q };
+    random(backend, omega, 'normal', seed, 0, 1);
+    k.launch({ grid: 1, block: RSVD_THREADS, sharedMemBytes, stream }, backend.address(a), backend.address(omega), ...outputs);
+  } finally {
+    backend.free(buffer);
+  }
 }

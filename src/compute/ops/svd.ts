@@ -31,10 +31,11 @@
  * accuracy target's range), so gesvdj stays.
  *
  * One-launch route (CUDA, q ≤ 32, m·n·q ≤ 2^21 and the panels in one block's shared memory;
- * `linalg.truncatedSvd`): the same algorithm, with the finiteness check folded in, in one block
- * of one kernel (`small_rsvd`: the products with A through L1, each orthonormalisation and the
- * core's SVD as the small route's kernels do them, the panels in shared memory), then one read of
- * its status: Ω, one launch and one synchronisation, where the small route queues ~40 ops.
+ * `linalg.truncatedSvd`): the same algorithm, with the finiteness check folded in, in one kernel
+ * (`small_rsvd`, one block: the products with A through L1, each orthonormalisation and the
+ * core's SVD as the small route's kernels do them, the panels in shared memory; from sm_90
+ * `small_rsvd_cluster`, which also draws Ω), then one read of its status: one launch and one
+ * synchronisation, where the small route queues ~40 ops.
  *
  * Small route (CUDA, q ≤ `HOST_ROUTE_MAX_WIDTH` and max(m, n)·(q | 1) ≤ 2^15): the device route in its
  * 'householder' mode, every QR and the core's SVD one launch of a one-block kernel of ours
@@ -67,7 +68,6 @@ import { sketchWidth, type SvdProblem, type SvdResult, type SvdStageProbe } from
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { tensor } from './creation.js';
-import { randn } from './random.js';
 
 export type { SvdResult, SvdStageProbe };
 
@@ -133,9 +133,9 @@ export function svd(s: Session, a: Tensor<'f32'>, options?: unknown, route?: Svd
 }
 
 /**
- * The small route in one launch (`linalg.truncatedSvd`; CUDA: `small_rsvd`, one block): Ω, then
- * one device call running the whole algorithm and the finiteness check, then one read of its
- * status. Returns the factors and max|a|.
+ * The small route in one launch (`linalg.truncatedSvd`; CUDA: `small_rsvd_cluster` or
+ * `small_rsvd`): one device call drawing Ω and running the whole algorithm and the finiteness
+ * check, then one read of its status. Returns the factors and max|a|.
  */
 function oneLaunchSvd(
   s: Session,
@@ -146,8 +146,6 @@ function oneLaunchSvd(
 ): { result: SvdResult; maxAbs: number } {
   const q = sketchWidth(o);
   const k = o.rank;
-  using omega = randn(s, [o.n, q], { seed: o.seed });
-  probe?.mark('random Ω');
   using status = s.empty<'f32'>('svd', [3], 'f32');
   const made: Tensor<'f32'>[] = [];
   try {
@@ -157,8 +155,8 @@ function oneLaunchSvd(
     made.push(sv);
     const v = s.empty<'f32'>('svd', [k, o.n], 'f32');
     made.push(v);
-    const views = { a: a.view, omega: omega.view, u: u.view, s: sv.view, v: v.view, status: status.view };
-    const shape = { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations };
+    const views = { a: a.view, u: u.view, s: sv.view, v: v.view, status: status.view };
+    const shape = { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations, seed: o.seed };
     linalg.truncatedSvd!.run(views, shape);
     probe?.mark('one launch');
     let [hi, lo, info] = status.toArraySync() as Float32Array;

@@ -9,9 +9,14 @@
  * process exits with status 1 if any stage is off.
  *
  * With an empty kernel cache each stage's first run compiles the kernels it
- * launches, one kernel at a time, behind a progress line: warming the demo's ops
- * ahead (warmupKernels) compiled far more than the stages use and took longer
- * (H200, whole run: 5.5-5.9 s against 3.9 s cold, 1.6-2.1 s warm).
+ * launches, one kernel at a time, behind a progress line: 12 modules, 1.1-1.6 s
+ * on an H200 with NVRTC 13. The whole run there (kernel cache and
+ * ~/.nv/ComputeCache empty, `node --import tsx`, the checker on one thread):
+ * 2.6-2.8 s cold, 1.0-1.2 s warm; with the `tsx` command and 16 checker threads,
+ * in the same run, 2.4-2.8 s cold, 1.6-1.8 s warm, and 3.3 s against 2.8 s for a
+ * first run whose tsx cache was empty as well. Warming the demo's ops ahead
+ * (warmupKernels) compiled far more than the stages use and took longer (5.5-5.9
+ * s against 3.9 s cold on another H200 host).
  */
 import { performance } from 'node:perf_hooks';
 import { erf } from '../src/compute/cpu/special-functions.js';
@@ -168,7 +173,9 @@ async function main(): Promise<number> {
   console.log(`  tensor cores  ${info.tensorCores ? 'yes' : 'no'}, native fp16 ${info.fp16 ? 'yes' : 'no'}, bf16 ${info.bf16 ? 'yes' : 'no'}`);
   for (const { backend, reason } of gpu.skipped) console.log(`  skipped ${backend.padEnd(6)}${reason}`);
 
-  const checker = gpu.kind === 'cpu' ? undefined : await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
+  // One thread: the checks are few and short, and each SIMD worker started under tsx loads tsx
+  // again (16 of them cost 0.4-0.5 s of a warm run on the H200 host).
+  const checker = gpu.kind === 'cpu' ? undefined : await GpuCompute.create({ backend: 'cpu', logLevel: 'silent', threads: 1 });
   console.log(
     `\nPipeline on [${ROWS}, ${COLS}] f32, checked against ${checker ? 'the CPU backend' : 'a float64 reference'} (tolerance ${TOLERANCE}):\n`,
   );

@@ -13,8 +13,9 @@
  * on an H200 with NVRTC 13. The whole run there (kernel cache and
  * ~/.nv/ComputeCache empty, `node --import tsx`, the checker on one thread):
  * 2.6-2.8 s cold, 1.0-1.2 s warm; with the `tsx` command and 16 checker threads,
- * in the same run, 2.4-2.8 s cold, 1.6-1.8 s warm, and 3.3 s against 2.8 s for a
- * first run whose tsx cache was empty as well. Warming the demo's ops ahead
+ * in the same run, 2.4-2.8 s cold, 1.6-1.8 s warm. A first run whose tsx cache was
+ * empty as well took 3.3 s with the `tsx` command and 2.8 s with `node --import
+ * tsx` (16 checker threads both). Warming the demo's ops ahead
  * (warmupKernels) compiled far more than the stages use and took longer (5.5-5.9
  * s against 3.9 s cold on another H200 host).
  */

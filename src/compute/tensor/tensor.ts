@@ -123,7 +123,7 @@ export class Tensor<D extends DType = DType> {
   // `grad` reads as the field declared above, through an accessor: a gradient belongs to its
   // tensor, so one replaced by an assignment is disposed, and an assigned one is kept from scopes.
   static {
-    Object.defineProperty(Tensor.prototype, 'grad', {
+    Object.defineProperty(this.prototype, 'grad', {
       configurable: true,
       get(this: Tensor): Tensor | undefined {
         return this.#grad;

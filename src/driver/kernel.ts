@@ -93,6 +93,13 @@ export class Kernel {
   #params: readonly ParamInfo[] | undefined | null = null; // null: not asked yet
   #paramSizes: readonly number[] | undefined;
   #pack: ArgPack | undefined;
+  /**
+   * The last 1-D grid and block (and dynamic shared memory) checked against the limits: a launch
+   * repeating them skips the checks. NaN until then (no value equals it).
+   */
+  #checkedGrid = NaN;
+  #checkedBlock = NaN;
+  #checkedShared = NaN;
 
   /** Occupancy calculations for this kernel. */
   readonly occupancy: KernelOccupancy;
@@ -177,6 +184,7 @@ export class Kernel {
     funcSetAttribute(this.#enter(), FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
     this.#attributes = { ...attributes, maxDynamicSharedSizeBytes: bytes };
     this.#limits = undefined;
+    this.#checkedGrid = NaN;
   }
 
   /**
@@ -229,8 +237,24 @@ export class Kernel {
   /** Validates the launch shape and makes the context current; returns the function handle. */
   #prepare(config: LaunchOptions): CUfunction {
     const fn = this.#enter();
-    this.#limits ??= this.#launchLimits();
-    resolveLaunchDims(config.grid, config.block, config.sharedMemBytes ?? 0, this.#device(), this.#limits, dims);
+    const { grid, block } = config;
+    const shared = config.sharedMemBytes ?? 0;
+    if (grid === this.#checkedGrid && block === this.#checkedBlock && shared === this.#checkedShared) {
+      dims[0] = grid;
+      dims[1] = 1;
+      dims[2] = 1;
+      dims[3] = block;
+      dims[4] = 1;
+      dims[5] = 1;
+    } else {
+      this.#limits ??= this.#launchLimits();
+      resolveLaunchDims(grid, block, shared, this.#device(), this.#limits, dims);
+      if (typeof grid === 'number' && typeof block === 'number') {
+        this.#checkedGrid = grid;
+        this.#checkedBlock = block;
+        this.#checkedShared = shared;
+      }
+    }
     this.#loadParams();
     return fn;
   }

@@ -60,13 +60,27 @@ function stridesWithin(shape: readonly number[], outShape: readonly number[]): n
  * broadcast or when the broadcast cannot be collapsed to six dims.
  */
 export function planBroadcast(op: string, aShape: readonly number[], bShape: readonly number[]): BroadcastPlan {
+  // The same pair of shape arrays as last time (an op repeated on the same tensors, or on tensors
+  // an op passed its shapes on to): its plan, without a lookup. Only frozen arrays (tensor shapes)
+  // are remembered, so a pair seen before still holds the same dims.
+  if (aShape === last.a && bShape === last.b) return last.plan;
+  let plan: BroadcastPlan;
   if (sameShape(aShape, bShape)) {
     // The common case, planned without the general walk: one dense dim.
-    const size = shapeSize(aShape);
-    return { shape: aShape, outShape: [size], aStrides: [1], bStrides: [1], kind: 'same' };
+    plan = { shape: aShape, outShape: [shapeSize(aShape)], aStrides: [1], bStrides: [1], kind: 'same' };
+  } else {
+    plan = plans.get([aShape, bShape], 0, () => Object.freeze(planShapes(op, aShape, bShape)));
   }
-  return plans.get([aShape, bShape], 0, () => Object.freeze(planShapes(op, aShape, bShape)));
+  if (Object.isFrozen(aShape) && Object.isFrozen(bShape)) last = { a: aShape, b: bShape, plan: Object.isFrozen(plan) ? plan : Object.freeze(plan) };
+  return plan;
 }
+
+/** The last pair of frozen shape arrays planned, and its plan. */
+let last: { a: readonly number[] | undefined; b: readonly number[] | undefined; plan: BroadcastPlan } = {
+  a: undefined,
+  b: undefined,
+  plan: { shape: [], outShape: [], aStrides: [], bStrides: [], kind: 'same' },
+};
 
 /** Plans of recent shape pairs. */
 const plans = new PlanCache<BroadcastPlan>();

@@ -75,13 +75,33 @@ export function planMatmul(
   transB: boolean,
   cShape?: readonly number[],
 ): MatmulPlan {
+  const flags = (transA ? 1 : 0) | (transB ? 2 : 0);
+  // The same shape arrays as last time (a product repeated on the same tensors): its plan, without
+  // a lookup. Only frozen arrays (tensor shapes) are remembered, so arrays seen before still hold
+  // the same dims.
+  if (aShape === last.a && bShape === last.b && cShape === last.c && flags === last.flags) return last.plan;
   // Plain products are planned at once; batched ones are cached per shapes (planning [130,21,157]
   // times [130,61,157]ᵀ took 2.0 µs a call on the development VM).
-  if (aShape.length <= 2 && bShape.length <= 2 && (cShape === undefined || cShape.length <= 2)) return plan(op, aShape, bShape, transA, transB, cShape);
-  return batchedPlans.get([aShape, bShape, cShape], (transA ? 1 : 0) | (transB ? 2 : 0), () => frozen(plan(op, aShape, bShape, transA, transB, cShape)));
+  const planned =
+    aShape.length <= 2 && bShape.length <= 2 && (cShape === undefined || cShape.length <= 2)
+      ? plan(op, aShape, bShape, transA, transB, cShape)
+      : batchedPlans.get([aShape, bShape, cShape], flags, () => frozen(plan(op, aShape, bShape, transA, transB, cShape)));
+  if (Object.isFrozen(aShape) && Object.isFrozen(bShape) && (cShape === undefined || Object.isFrozen(cShape))) {
+    last = { a: aShape, b: bShape, c: cShape, flags, plan: Object.isFrozen(planned) ? planned : frozen(planned) };
+  }
+  return planned;
 }
 
 const batchedPlans = new PlanCache<MatmulPlan>();
+
+/** The last frozen shape arrays planned, and their plan (frozen: it is shared from then on). */
+let last: { a: readonly number[] | undefined; b: readonly number[] | undefined; c: readonly number[] | undefined; flags: number; plan: MatmulPlan } = {
+  a: undefined,
+  b: undefined,
+  c: undefined,
+  flags: -1,
+  plan: { outShape: [], m: 0, n: 0, k: 0, calls: [] },
+};
 
 /** A plan and everything in it made read-only, as a cached plan is shared by every call. */
 function frozen(p: MatmulPlan): MatmulPlan {

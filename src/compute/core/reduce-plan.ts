@@ -40,16 +40,30 @@ export interface ReducePlan {
  * reduces everything), keeping the reduced dims with extent 1 when `keepDims`. Both are frozen
  * and cached per recent (shape, axis, keepDims): apps reduce the same shapes over and over.
  */
-export function planReduction(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: readonly number[] } {
-  return plans.get([shape], ((axis ?? -1) + 1) * 2 + (keepDims ? 1 : 0), () => {
+export function planReduction(shape: readonly number[], axis: number | undefined, keepDims: boolean): Reduction {
+  const flags = ((axis ?? -1) + 1) * 2 + (keepDims ? 1 : 0);
+  // The same tensor (or one whose shape array an op passed on) reduced again: no lookup at all.
+  // Only frozen arrays (tensor shapes) are remembered, so one seen before still holds the same dims.
+  if (shape === last.shape && flags === last.flags) return last.reduction;
+  const reduction = plans.get([shape], flags, () => {
     const planned = plan(shape, axis, keepDims);
     Object.freeze(planned.plan);
     Object.freeze(planned.outShape);
     return Object.freeze(planned);
   });
+  if (Object.isFrozen(shape)) last = { shape, flags, reduction };
+  return reduction;
 }
 
-const plans = new PlanCache<{ plan: ReducePlan; outShape: readonly number[] }>();
+/** A planned reduction: the plan and the output's shape. */
+type Reduction = { plan: ReducePlan; outShape: readonly number[] };
+
+const plans = new PlanCache<Reduction>();
+let last: { shape: readonly number[] | undefined; flags: number; reduction: Reduction } = {
+  shape: undefined,
+  flags: 0,
+  reduction: { plan: { outer: 0, axisLen: 0, inner: 0 }, outShape: [] },
+};
 
 function plan(shape: readonly number[], axis: number | undefined, keepDims: boolean): { plan: ReducePlan; outShape: number[] } {
   if (axis === undefined) {

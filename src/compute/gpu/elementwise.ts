@@ -11,7 +11,7 @@ import { dtypeSize, f32ToBf16Bits, f32ToF16Bits, type DType } from '../core/dtyp
 import type { TensorView } from '../core/view.js';
 import { binarySpec, castSpec, FILL_SPEC, gradSpec, oneKernelSpec, unarySpec } from './kernel-specs.js';
 import { accessKind, planBinary, vectorWidth } from './launch-plans.js';
-import { gridFor, type LaunchContext } from './launch-context.js';
+import { gridFor, LaunchMemo, type LaunchContext, type LaunchKernel } from './launch-context.js';
 
 /** Grid-stride kernels use blocks of at most this many threads. */
 const BLOCK_LIMIT = 512;
@@ -82,12 +82,25 @@ export function fillBits(value: number, dtype: DType): number {
   }
 }
 
+/** The kernels of these launchers, per backend, under (op or family, dtype, kernel name). */
+const kernels = new LaunchMemo<LaunchKernel<unknown>>();
+
+/** The kernel kept for `ctx` under (a, b, name), if any. */
+function kept<S>(ctx: LaunchContext<S>, a: string, b: string, name: string): LaunchKernel<S> | undefined {
+  return kernels.find(ctx, a, b, name) as LaunchKernel<S> | undefined;
+}
+
+/** Keeps `kernel` (the registry's, looked up on a first launch) for `ctx` under (a, b, name). */
+function keep<S>(ctx: LaunchContext<S>, a: string, b: string, name: string, kernel: LaunchKernel<S>): LaunchKernel<S> {
+  return kernels.keep(ctx, a, b, name, kernel as LaunchKernel<unknown>) as LaunchKernel<S>;
+}
+
 export function fill<S>(ctx: LaunchContext<S>, out: TensorView, value: number): void {
   const stream = ctx.enqueue(out);
   const wide = dtypeSize[out.dtype] === 4;
   const access = accessKind(out);
-  const name = `fill${wide ? 32 : 16}_${access}`;
-  const k = ctx.kernel(name, () => FILL_SPEC, name, FILL_SIGNATURE);
+  const name = wide ? (access === 'vec' ? 'fill32_vec' : 'fill32_scalar') : access === 'vec' ? 'fill16_vec' : 'fill16_scalar';
+  const k = kept(ctx, 'fill', '', name) ?? keep(ctx, 'fill', '', name, ctx.kernel(name, () => FILL_SPEC, name, FILL_SIGNATURE));
   const count = packs(out.size, access, wide ? 4 : 8);
   const block = tileBlock(ctx.multiprocessorCount, count, k.shape(BLOCK_LIMIT).block, 1);
   k.launch({ grid: tileGrid(count, block, 1), block, stream }, ctx.address(out), out.size, fillBits(value, out.dtype));
@@ -96,8 +109,10 @@ export function fill<S>(ctx: LaunchContext<S>, out: TensorView, value: number): 
 export function cast<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView): void {
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
-  const name = `cast_${access}`;
-  const k = ctx.kernel(`cast|${x.dtype}|${out.dtype}|${access}`, () => castSpec(x.dtype, out.dtype), name, CAST_SIGNATURE);
+  const name = access === 'vec' ? 'cast_vec' : 'cast_scalar';
+  const k =
+    kept(ctx, x.dtype, out.dtype, name) ??
+    keep(ctx, x.dtype, out.dtype, name, ctx.kernel(`cast|${x.dtype}|${out.dtype}|${access}`, () => castSpec(x.dtype, out.dtype), name, CAST_SIGNATURE));
   const count = packs(x.size, access, 4);
   const block = tileBlock(ctx.multiprocessorCount, count, k.shape(BLOCK_LIMIT).block);
   k.launch({ grid: tileGrid(count, block), block, stream }, ctx.address(x), ctx.address(out), x.size);
@@ -106,8 +121,10 @@ export function cast<S>(ctx: LaunchContext<S>, x: TensorView, out: TensorView): 
 export function unary<S>(ctx: LaunchContext<S>, op: UnaryOp, x: TensorView, out: TensorView, alpha: number): void {
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
-  const name = `unary_${access}`;
-  const k = ctx.kernel(`unary|${op}|${x.dtype}|${access}`, () => oneKernelSpec(unarySpec(op, x.dtype), name), name, UNARY_SIGNATURE);
+  const name = access === 'vec' ? 'unary_vec' : 'unary_scalar';
+  const k =
+    kept(ctx, op, x.dtype, name) ??
+    keep(ctx, op, x.dtype, name, ctx.kernel(`unary|${op}|${x.dtype}|${access}`, () => oneKernelSpec(unarySpec(op, x.dtype), name), name, UNARY_SIGNATURE));
   const count = packs(x.size, access, vectorWidth(x.dtype));
   const block = tileBlock(ctx.multiprocessorCount, count, k.shape(BLOCK_LIMIT).block);
   k.launch({ grid: tileGrid(count, block), block, stream }, ctx.address(x), ctx.address(out), x.size, alpha);
@@ -123,20 +140,30 @@ export function activationGrad<S>(
 ): void {
   const stream = ctx.enqueue(x, dy, out);
   const access = accessKind(x, dy, out);
-  const name = `grad_${access}`;
-  const k = ctx.kernel(`grad|${op}|${x.dtype}|${access}`, () => oneKernelSpec(gradSpec(op, x.dtype), name), name, GRAD_SIGNATURE);
+  const name = access === 'vec' ? 'grad_vec' : 'grad_scalar';
+  const k =
+    kept(ctx, op, x.dtype, name) ??
+    keep(ctx, op, x.dtype, name, ctx.kernel(`grad|${op}|${x.dtype}|${access}`, () => oneKernelSpec(gradSpec(op, x.dtype), name), name, GRAD_SIGNATURE));
   const count = packs(x.size, access, vectorWidth(x.dtype));
   const block = tileBlock(ctx.multiprocessorCount, count, k.shape(BLOCK_LIMIT).block);
   k.launch({ grid: tileGrid(count, block), block, stream }, ctx.address(x), ctx.address(dy), ctx.address(out), x.size, alpha);
 }
 
+/** The scalar-operand kernels by side and access. */
+const IMM_KERNELS = {
+  a: { vec: 'binary_imm_a_vec', scalar: 'binary_imm_a_scalar' },
+  b: { vec: 'binary_imm_b_vec', scalar: 'binary_imm_b_scalar' },
+} as const;
+
 /** out = x op scalar (scalar op x when `scalarFirst`), the scalar a kernel argument in the compute type (f32, or i32). */
 export function binaryScalar<S>(ctx: LaunchContext<S>, op: BinaryOp, x: TensorView, scalar: number, scalarFirst: boolean, out: TensorView): void {
   const stream = ctx.enqueue(x, out);
   const access = accessKind(x, out);
-  const name = `binary_imm_${scalarFirst ? 'a' : 'b'}_${access}`;
+  const name = IMM_KERNELS[scalarFirst ? 'a' : 'b'][access];
   const signature = x.dtype === 'i32' ? BINARY_IMM_I32_SIGNATURE : BINARY_IMM_F32_SIGNATURE;
-  const k = ctx.kernel(`binary|${op}|${x.dtype}|${name}`, () => oneKernelSpec(binarySpec(op, x.dtype), name), name, signature);
+  const k =
+    kept(ctx, op, x.dtype, name) ??
+    keep(ctx, op, x.dtype, name, ctx.kernel(`binary|${op}|${x.dtype}|${name}`, () => oneKernelSpec(binarySpec(op, x.dtype), name), name, signature));
   const count = packs(x.size, access, vectorWidth(x.dtype));
   const block = tileBlock(ctx.multiprocessorCount, count, k.shape(BLOCK_LIMIT).block);
   k.launch({ grid: tileGrid(count, block), block, stream }, ctx.address(x), scalar, ctx.address(out), x.size);
@@ -145,39 +172,48 @@ export function binaryScalar<S>(ctx: LaunchContext<S>, op: BinaryOp, x: TensorVi
 export function binary<S>(ctx: LaunchContext<S>, op: BinaryOp, a: TensorView, b: TensorView, out: TensorView, plan: BroadcastPlan): void {
   const stream = ctx.enqueue(a, b, out);
   const launch = planBinary(plan, a, b, out);
-  const key = `binary|${op}|${out.dtype}|${launch.kernel}`;
+  const name = launch.kernel;
+  const dtype = out.dtype;
   const pa = ctx.address(a);
   const pb = ctx.address(b);
   const po = ctx.address(out);
-  const width = vectorWidth(out.dtype);
+  const width = vectorWidth(dtype);
   switch (launch.kind) {
     case 'flat': {
-      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, BINARY_FLAT_SIGNATURE);
-      const count = packs(launch.n, launch.kernel.endsWith('_vec') ? 'vec' : 'scalar', width);
+      const k =
+        kept(ctx, op, dtype, name) ??
+        keep(ctx, op, dtype, name, ctx.kernel(`binary|${op}|${dtype}|${name}`, () => oneKernelSpec(binarySpec(op, dtype), name), name, BINARY_FLAT_SIGNATURE));
+      const count = packs(launch.n, name.endsWith('_vec') ? 'vec' : 'scalar', width);
       const block = tileBlock(ctx.multiprocessorCount, count, k.shape(BLOCK_LIMIT).block);
       k.launch({ grid: tileGrid(count, block), block, stream }, pa, pb, po, launch.n);
       return;
     }
     case 'row': {
-      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, BINARY_ROW_SIGNATURE);
+      const k =
+        kept(ctx, op, dtype, name) ??
+        keep(ctx, op, dtype, name, ctx.kernel(`binary|${op}|${dtype}|${name}`, () => oneKernelSpec(binarySpec(op, dtype), name), name, BINARY_ROW_SIGNATURE));
       const shape = k.shape(BLOCK_LIMIT);
-      const access = launch.kernel.endsWith('_scalar') ? 'scalar' : 'vec';
+      const access = name.endsWith('_scalar') ? 'scalar' : 'vec';
       const grid = gridFor(packs(launch.n, access, width), shape);
       k.launch({ grid, block: shape.block, stream }, pa, pb, po, launch.n, launch.cols);
       return;
     }
     case 'general': {
-      const signature = launch.kernel === 'binary_general32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
-      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, signature);
+      const signature = name === 'binary_general32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
+      const k =
+        kept(ctx, op, dtype, name) ??
+        keep(ctx, op, dtype, name, ctx.kernel(`binary|${op}|${dtype}|${name}`, () => oneKernelSpec(binarySpec(op, dtype), name), name, signature));
       const shape = k.shape(BLOCK_LIMIT);
       // The 32-bit kernel takes GENERAL_RUN consecutive outputs per thread.
-      const work = launch.kernel === 'binary_general32' ? Math.ceil(launch.n / GENERAL_RUN) : launch.n;
+      const work = name === 'binary_general32' ? Math.ceil(launch.n / GENERAL_RUN) : launch.n;
       k.launch({ grid: gridFor(work, shape), block: shape.block, stream }, pa, pb, po, launch.n, ...launch.args);
       return;
     }
     case 'generalRows': {
-      const signature = launch.kernel === 'binary_general_rows32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
-      const k = ctx.kernel(key, () => oneKernelSpec(binarySpec(op, out.dtype), launch.kernel), launch.kernel, signature);
+      const signature = name === 'binary_general_rows32' ? BINARY_GENERAL32_SIGNATURE : BINARY_GENERAL64_SIGNATURE;
+      const k =
+        kept(ctx, op, dtype, name) ??
+        keep(ctx, op, dtype, name, ctx.kernel(`binary|${op}|${dtype}|${name}`, () => oneKernelSpec(binarySpec(op, dtype), name), name, signature));
       const grid: [number, number] = [Math.ceil(launch.cols / (4 * GENERAL_ROW_BLOCK)), Math.min(launch.rows, 65535)];
       k.launch({ grid, block: GENERAL_ROW_BLOCK, stream }, pa, pb, po, launch.rows, ...launch.args);
       return;

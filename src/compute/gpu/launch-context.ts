@@ -88,3 +88,36 @@ export interface LaunchContext<S> {
    */
   kernel(key: string, spec: () => ModuleSpec, name: string, signature: readonly ArgType[]): LaunchKernel<S>;
 }
+
+/**
+ * Values a launcher derives once per backend and keeps under three strings (op, dtype, variant;
+ * '' where it needs fewer): its kernels, mostly. A lookup reads nested maps under strings the launcher already
+ * holds, so a launch builds no key: a key string made per launch (a template string, then its hash
+ * in the registry's map) cost about as much as the rest of a small op's launch. Each backend has
+ * its own entries, dropped with it.
+ */
+export class LaunchMemo<V> {
+  readonly #byContext = new WeakMap<object, Map<string, Map<string, Map<string, V>>>>();
+
+  /** The value kept for `ctx` under (a, b, c), if any. */
+  find(ctx: object, a: string, b: string, c: string): V | undefined {
+    return this.#entries(ctx).get(a)?.get(b)?.get(c);
+  }
+
+  /** Keeps `value` for `ctx` under (a, b, c) and returns it. */
+  keep(ctx: object, a: string, b: string, c: string, value: V): V {
+    const entries = this.#entries(ctx);
+    let byB = entries.get(a);
+    if (byB === undefined) entries.set(a, (byB = new Map()));
+    let byC = byB.get(b);
+    if (byC === undefined) byB.set(b, (byC = new Map()));
+    byC.set(c, value);
+    return value;
+  }
+
+  #entries(ctx: object): Map<string, Map<string, Map<string, V>>> {
+    let entries = this.#byContext.get(ctx);
+    if (entries === undefined) this.#byContext.set(ctx, (entries = new Map()));
+    return entries;
+  }
+}

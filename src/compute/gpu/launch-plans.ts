@@ -42,24 +42,35 @@ export const GENERAL_RANK = 6;
 /** A general broadcast whose last dim is at least this long indexes per row (a block's row holds 1024). */
 export const GENERAL_ROW_MIN = 256;
 
+/**
+ * The kernel names, by form and access, written out: the launchers look kernels up under these
+ * strings on every launch, so they are constants rather than built per call.
+ */
+const BINARY_KERNELS = {
+  same: { vec: 'binary_same_vec', scalar: 'binary_same_scalar' },
+  scalarB: { vec: 'binary_scalar_b_vec', scalar: 'binary_scalar_b_scalar' },
+  scalarA: { vec: 'binary_scalar_a_vec', scalar: 'binary_scalar_a_scalar' },
+  rowB: { vec: 'binary_row_b_vec', wrap: 'binary_row_b_wrap', scalar: 'binary_row_b_scalar' },
+  rowA: { vec: 'binary_row_a_vec', wrap: 'binary_row_a_wrap', scalar: 'binary_row_a_scalar' },
+} as const;
+
 export function planBinary(plan: BroadcastPlan, a: TensorView, b: TensorView, out: TensorView): BinaryLaunch {
   const n = out.size;
   switch (plan.kind) {
     case 'same':
-      return { kind: 'flat', kernel: `binary_same_${accessKind(a, b, out)}`, n };
+      return { kind: 'flat', kernel: BINARY_KERNELS.same[accessKind(a, b, out)], n };
     case 'scalarB':
-      return { kind: 'flat', kernel: `binary_scalar_b_${accessKind(a, out)}`, n };
+      return { kind: 'flat', kernel: BINARY_KERNELS.scalarB[accessKind(a, out)], n };
     case 'scalarA':
-      return { kind: 'flat', kernel: `binary_scalar_a_${accessKind(b, out)}`, n };
+      return { kind: 'flat', kernel: BINARY_KERNELS.scalarA[accessKind(b, out)], n };
     case 'rowB':
     case 'rowA': {
       const cols = plan.outShape[plan.outShape.length - 1]!;
       if (cols < 2 ** 32) {
-        const side = plan.kind === 'rowB' ? 'b' : 'a';
         const full = plan.kind === 'rowB' ? a : b;
         // Rows of whole vectors read the row in vectors too; others wrap the row per element.
         const access = cols % vectorWidth(out.dtype) === 0 ? accessKind(a, b, out) : accessKind(full, out) === 'vec' ? 'wrap' : 'scalar';
-        return { kind: 'row', kernel: `binary_row_${side}_${access}`, n, cols };
+        return { kind: 'row', kernel: BINARY_KERNELS[plan.kind][access], n, cols };
       }
       return planGeneral(plan, n);
     }
@@ -129,6 +140,8 @@ export interface RowLaunch {
 export const MAX_CACHED_COLS = 32 * 1024;
 
 const WARP_SCALAR_CHUNKS = [1, 2, 4, 8, 16, 32];
+/** Vectors per thread a row kernel may hold, by vector width: at most 32 elements. */
+const VEC_CHUNKS: Readonly<Record<number, readonly number[]>> = { 4: [1, 2, 4, 8], 8: [1, 2, 4] };
 const BLOCK_SCALAR_CHUNKS = [1, 2, 4, 8, 16];
 
 /**
@@ -152,7 +165,7 @@ export function planRowKernel(prefix: string, rows: number, cols: number, dtype:
   const w = vec ? width : 1;
   const chunks = Math.ceil(cols / w);
   const access = vec ? 'vec' : 'scalar';
-  const vecChunks = [1, 2, 4, 8].filter((c) => c * width <= 32);
+  const vecChunks = VEC_CHUNKS[width]!;
   const warpChoices = vec ? vecChunks : WARP_SCALAR_CHUNKS;
   const warpChunk = warpChoices.find((c) => warpSize * c >= chunks);
   if (warpChunk !== undefined) {
@@ -194,8 +207,9 @@ export const STAGED_MIN_ROW_BYTES = 64 * 1024;
  * the row fills the block's chunks exactly (no bounds checks), `_edge` otherwise.
  */
 export function planStagedSoftmax(launch: RowLaunch, cols: number, dtype: DType): StagedRowLaunch | undefined {
+  if (cols * dtypeSize[dtype] < STAGED_MIN_ROW_BYTES) return undefined;
   const match = /^softmax_block_vec_(\d+)$/.exec(launch.kernel);
-  if (!match || cols * dtypeSize[dtype] < STAGED_MIN_ROW_BYTES) return undefined;
+  if (!match) return undefined;
   const chunks = Number(match[1]);
   if (chunks * vectorWidth(dtype) !== 32) return undefined;
   const kind = launch.block * chunks * vectorWidth(dtype) === cols ? 'full' : 'edge';

@@ -93,6 +93,8 @@ export class PoolBlock {
   event: PoolEvent | undefined = undefined;
   /** Order of the last free, to tell which of two merged blocks' events is newer. */
   freedAt = 0;
+  /** True while the block is listed in its size index's `pending` (best-fit only). */
+  awaitingMerge = false;
 
   constructor(address: bigint, size: number, segment: Segment, stream: unknown) {
     this.address = address;
@@ -185,7 +187,11 @@ class SizeIndex {
   private readonly bins = new Map<number, Bin>();
   private readonly sizes: number[] = [];
   bytes = 0;
-  /** Blocks freed since the last coalescing (some may have been taken or absorbed since). */
+  /**
+   * Blocks freed since the last coalescing (some may have been taken or absorbed since), each
+   * listed once: a size reused over and over frees the same block again and again between two
+   * coalescings, which may be far apart.
+   */
   readonly pending: PoolBlock[] = [];
 
   add(block: PoolBlock): void {
@@ -208,6 +214,16 @@ class SizeIndex {
     blocks[i] = blocks[blocks.length - 1]!;
     blocks.pop();
     this.bytes -= block.size;
+  }
+
+  /**
+   * Removes and returns a free block of exactly `size` bytes, if one waits: the best fit, found
+   * without a search (a size reused over and over is served from its bin).
+   */
+  takeExact(size: number): PoolBlock | undefined {
+    const block = this.bins.get(size)?.blocks.pop();
+    if (block !== undefined) this.bytes -= block.size;
+    return block;
   }
 
   /** The smallest free block of at least `size` bytes that `accept` allows, without removing it. */
@@ -284,6 +300,13 @@ class BestFitArena implements Arena {
   take(size: number, accept?: (block: PoolBlock) => boolean): PoolBlock | undefined {
     const isSmall = size <= SMALL_REQUEST;
     const index = isSmall ? this.small : this.large;
+    if (accept === undefined) {
+      const exact = index.takeExact(size);
+      if (exact !== undefined) {
+        exact.free = false;
+        return exact;
+      }
+    }
     let block = index.find(size, accept);
     if (!block && index.pending.length > 0) {
       coalesce(index);
@@ -314,7 +337,10 @@ class BestFitArena implements Arena {
     block.free = true;
     const index = block.segment.small ? this.small : this.large;
     index.add(block);
-    index.pending.push(block);
+    if (!block.awaitingMerge) {
+      block.awaitingMerge = true;
+      index.pending.push(block);
+    }
   }
 
   remove(block: PoolBlock): void {
@@ -332,6 +358,7 @@ class BestFitArena implements Arena {
  */
 function coalesce(index: SizeIndex): void {
   for (const freed of index.pending) {
+    freed.awaitingMerge = false;
     if (!freed.free) continue; // taken again, or absorbed earlier in this pass
     const stream = freed.stream;
     let head = freed;
@@ -488,10 +515,12 @@ export class MemoryPool<S extends object> {
       recording.parked.push(block);
       return;
     }
-    for (const r of this.reservations) {
-      if (r.blocks.has(block)) {
-        r.parked.push(block);
-        return;
+    if (this.reservations.size > 0) {
+      for (const r of this.reservations) {
+        if (r.blocks.has(block)) {
+          r.parked.push(block);
+          return;
+        }
       }
     }
     this.release(block, stream);

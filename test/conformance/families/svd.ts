@@ -2,12 +2,12 @@
  * svd on matrices of known spectrum (`test/unit/svd`): truncated, from an exactly low-rank matrix
  * (tall and wide) and with a sketch wide enough (q > 44) for a backend's device dense routines,
  * recovering the singular values, with orthonormal factors and a reconstruction at the optimal
- * error and near the CPU backend's; and full, the exact SVD, identical to the CPU's (it runs on
- * the host from the same f32 values).
+ * error and near the CPU backend's; its sketch is `gpu.randn`'s Ω for the seed on every route; and
+ * full, the exact SVD, identical to the CPU's (it runs on the host from the same f32 values).
  */
 import { expect, it } from 'vitest';
 import { knownMatrix, reconstructionError } from '../../unit/svd/known-spectrum.js';
-import { expectOrthonormal, expectRecovered, maxRelativeError, runSvd } from '../../unit/svd/svd-checks.js';
+import { expectOrthonormal, expectRecovered, maxRelativeError, reconstruction, runSvd } from '../../unit/svd/svd-checks.js';
 import type { ConformanceContext } from '../context.js';
 import { Case } from '../seeds.js';
 
@@ -39,6 +39,23 @@ export function describeSvd(ctx: ConformanceContext): void {
       });
     }
 
+    it("truncated: the sketch is gpu.randn's Ω for the seed", () => {
+      // A flat spectrum with the whole sketch kept (rank = q, no power iteration): the result is A
+      // projected on range(A·Ω), which only the same Ω reproduces (another seed moves it by a
+      // relative distance near 1). The sketch's σ are within about 3x of each other, so rounding
+      // moves the result by ~1e-6.
+      const [m, n, q] = [96, 40, 10];
+      const c = new Case('svd sketch');
+      const km = knownMatrix(m, n, new Array<number>(n).fill(1), c.subSeed());
+      const seed = c.subSeed();
+      const got = reconstruction(runSvd(ctx.gpu, km, { rank: q, oversample: 0, powerIterations: 0, seed }), m, n);
+      using omega = ctx.gpu.randn([n, q], { seed });
+      const expected = projectOnSketch(km.a, m, n, Float64Array.from(omega.toArraySync()), q);
+      expect(relativeDistance(got, expected), c.msg('vs A projected on range(A·Ω) in float64')).toBeLessThanOrEqual(1e-5);
+      const other = reconstruction(runSvd(ctx.gpu, km, { rank: q, oversample: 0, powerIterations: 0, seed: seed + 1 }), m, n);
+      expect(relativeDistance(other, expected), c.msg('another seed')).toBeGreaterThan(0.5);
+    });
+
     it('full: the exact SVD, tall and wide', () => {
       for (const [m, n] of [[12, 9], [7, 10]] as const) {
         const c = new Case(`svd full ${m}x${n}`);
@@ -54,3 +71,43 @@ export function describeSvd(ctx: ConformanceContext): void {
     });
   });
 }
+
+/** Q·Qᵀ·a in float64, Q an orthonormal basis of a·omega (m×n times n×q), by Gram–Schmidt twice. */
+function projectOnSketch(a: ArrayLike<number>, m: number, n: number, omega: Float64Array, q: number): Float64Array {
+  // The basis column-major: column t is basis[t·m, (t+1)·m).
+  const basis = new Float64Array(m * q);
+  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) for (let t = 0; t < q; t++) basis[t * m + i]! += a[i * n + j]! * omega[j * q + t]!;
+  const col = (t: number) => basis.subarray(t * m, (t + 1) * m);
+  const dot = (x: Float64Array, y: Float64Array) => x.reduce((sum, v, i) => sum + v * y[i]!, 0);
+  for (let pass = 0; pass < 2; pass++) {
+    for (let t = 0; t < q; t++) {
+      const c = col(t);
+      for (let p = 0; p < t; p++) {
+        const d = dot(col(p), c);
+        col(p).forEach((v, i) => (c[i]! -= d * v));
+      }
+      const norm = Math.sqrt(dot(c, c));
+      c.forEach((v, i) => (c[i] = v / norm));
+    }
+  }
+  const projected = new Float64Array(m * n);
+  for (let t = 0; t < q; t++) {
+    const c = col(t);
+    const row = new Float64Array(n); // (Qᵀ·a)[t]
+    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) row[j]! += c[i]! * a[i * n + j]!;
+    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) projected[i * n + j]! += c[i]! * row[j]!;
+  }
+  return projected;
+}
+
+/** ‖x − y‖ / ‖y‖ (Frobenius). */
+function relativeDistance(x: Float64Array, y: Float64Array): number {
+  let diff = 0;
+  let norm = 0;
+  for (let i = 0; i < x.length; i++) {
+    diff += (x[i]! - y[i]!) ** 2;
+    norm += y[i]! ** 2;
+  }
+  return Math.sqrt(diff / norm);
+}
+

@@ -325,10 +325,7 @@ extern "C" __global__ void __launch_bounds__(SMALL_RSVD_THREADS) small_rsvd(cons
     hi = nan_extreme(hi, x, false);
     lo = nan_extreme(lo, x, true);
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    hi = nan_extreme(hi, __shfl_xor_sync(0xffffffffu, hi, o), false);
-    lo = nan_extreme(lo, __shfl_xor_sync(0xffffffffu, lo, o), true);
-  }
+  warp_extremes(hi, lo);
   if (lane == 0) {
     sc.hi[tid >> 5] = hi;
     sc.lo[tid >> 5] = lo;

@@ -26,6 +26,14 @@ __device__ __forceinline__ float nan_extreme(float x, float y, bool lower) {
   return lower ? fminf(x, y) : fmaxf(x, y);
 }
 
+// The warp's largest and smallest value (NaN if any lane holds one), in every lane.
+__device__ __forceinline__ void warp_extremes(float& hi, float& lo) {
+  for (int o = 16; o > 0; o >>= 1) {
+    hi = nan_extreme(hi, __shfl_xor_sync(0xffffffffu, hi, o), false);
+    lo = nan_extreme(lo, __shfl_xor_sync(0xffffffffu, lo, o), true);
+  }
+}
+
 // Rows of the panel a warp carries through substitute_rows at once.
 #define SUBSTITUTE_ROWS 4
 

@@ -179,10 +179,7 @@ __device__ bool rsvd_in_cluster(const float* __restrict__ a, unsigned seedLo, un
     hi = nan_extreme(hi, x, false);
     lo = nan_extreme(lo, x, true);
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    hi = nan_extreme(hi, __shfl_xor_sync(0xffffffffu, hi, o), false);
-    lo = nan_extreme(lo, __shfl_xor_sync(0xffffffffu, lo, o), true);
-  }
+  warp_extremes(hi, lo);
   if (lane == 0) {
     sc.warp_hi[tid >> 5] = hi;
     sc.warp_lo[tid >> 5] = lo;

@@ -7,7 +7,7 @@
  */
 import { expect, it } from 'vitest';
 import { knownMatrix, reconstructionError } from '../../unit/svd/known-spectrum.js';
-import { expectOrthonormal, expectRecovered, maxRelativeError, reconstruction, runSvd } from '../../unit/svd/svd-checks.js';
+import { expectOrthonormal, expectRecovered, maxRelativeError, reconstruction, relativeDistance, runSvd } from '../../unit/svd/svd-checks.js';
 import type { ConformanceContext } from '../context.js';
 import { Case } from '../seeds.js';
 
@@ -99,15 +99,3 @@ function projectOnSketch(a: ArrayLike<number>, m: number, n: number, omega: Floa
   }
   return projected;
 }
-
-/** ‖x − y‖ / ‖y‖ (Frobenius). */
-function relativeDistance(x: Float64Array, y: Float64Array): number {
-  let diff = 0;
-  let norm = 0;
-  for (let i = 0; i < x.length; i++) {
-    diff += (x[i]! - y[i]!) ** 2;
-    norm += y[i]! ** 2;
-  }
-  return Math.sqrt(diff / norm);
-}
-

@@ -13,7 +13,7 @@ import { jacobiSvd } from '../../../src/compute/linalg/jacobi-svd.js';
 import type { Tensor } from '../../../src/compute/tensor/tensor.js';
 import { freshSeed, randomValues } from '../../unit/compute/helpers.js';
 import { knownMatrix, orthonormalityError } from '../../unit/svd/known-spectrum.js';
-import { expectOrthonormal, maxRelativeError, reconstruction, recorder, runSvd, toHost } from '../../unit/svd/svd-checks.js';
+import { expectOrthonormal, maxRelativeError, reconstruction, recorder, relativeDistance, runSvd, toHost } from '../../unit/svd/svd-checks.js';
 import { gpuAvailable } from '../gpu-available.js';
 import { closePair, openPair, type Pair } from '../compute/setup.js';
 
@@ -131,17 +131,6 @@ describe.skipIf(!gpuAvailable)('small dense kernels on CUDA', () => {
     }
   });
 
-  /** The relative Frobenius distance of two reconstructions. */
-  const distance = (a: Float64Array, b: Float64Array) => {
-    let diff = 0;
-    let ref = 0;
-    for (let i = 0; i < a.length; i++) {
-      diff += (a[i]! - b[i]!) ** 2;
-      ref += b[i]! ** 2;
-    }
-    return Math.sqrt(diff / Math.max(ref, 1e-300));
-  };
-
   /**
    * Largest difference of two spectra, relative to each singular value down to 1% of the largest
    * and to that 1% below it: f32 rounding in the products moves every σ by about ε·σ₁, which is
@@ -172,7 +161,7 @@ describe.skipIf(!gpuAvailable)('small dense kernels on CUDA', () => {
       expectOrthonormal(one, m, n, k, label);
       expect(spectrumError(one.s, chained.s), label).toBeLessThanOrEqual(1e-5);
       for (let j = 1; j < k; j++) expect(one.s[j]!, `${label}: descending`).toBeLessThanOrEqual(one.s[j - 1]!);
-      expect(distance(reconstruction(one, m, n), reconstruction(chained, m, n)), label).toBeLessThanOrEqual(1e-5);
+      expect(relativeDistance(reconstruction(one, m, n), reconstruction(chained, m, n)), label).toBeLessThanOrEqual(1e-5);
     }
   });
 
@@ -187,7 +176,7 @@ describe.skipIf(!gpuAvailable)('small dense kernels on CUDA', () => {
     const options = { rank: 18, oversample: 0, seed, powerIterations: 0 };
     const one = toHost(svd(pair.cuda.session, a, options));
     const chained = toHost(svd(pair.cuda.session, a, options, 'householder'));
-    expect(distance(reconstruction(one, 320, 128), reconstruction(chained, 320, 128)), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
+    expect(relativeDistance(reconstruction(one, 320, 128), reconstruction(chained, 320, 128)), `seed ${seed}`).toBeLessThanOrEqual(1e-4);
   });
 
   it('one launch: the cluster form (sm_90+) agrees with the one-block kernel on the same sketch', (ctx) => {
@@ -220,7 +209,7 @@ describe.skipIf(!gpuAvailable)('small dense kernels on CUDA', () => {
       expect(cluster.status[2], label).toBe(0);
       expectOrthonormal(cluster.r, m, n, k, label);
       expect(spectrumError(cluster.r.s, block.r.s), label).toBeLessThanOrEqual(1e-5);
-      expect(distance(reconstruction(cluster.r, m, n), reconstruction(block.r, m, n)), label).toBeLessThanOrEqual(1e-5);
+      expect(relativeDistance(reconstruction(cluster.r, m, n), reconstruction(block.r, m, n)), label).toBeLessThanOrEqual(1e-5);
     }
   });
 

@@ -7,6 +7,7 @@ import { symmetricEigen } from '../../../src/compute/linalg/symmetric-eigen.js';
 import { invertUpper, multiplyUpper } from '../../../src/compute/linalg/triangular.js';
 import { freshSeed, randomValues } from '../compute/helpers.js';
 import { knownMatrix, orthonormalityError, randomOrthonormal } from './known-spectrum.js';
+import { relativeDistance } from './svd-checks.js';
 
 /** Row-major a (r×k) · b (k×c). */
 function mul(a: ArrayLike<number>, b: ArrayLike<number>, r: number, k: number, c: number): Float64Array {
@@ -19,16 +20,6 @@ function transpose(a: ArrayLike<number>, r: number, c: number): Float64Array {
   const out = new Float64Array(r * c);
   for (let i = 0; i < r; i++) for (let j = 0; j < c; j++) out[j * r + i] = a[i * c + j]!;
   return out;
-}
-
-function relDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let d = 0;
-  let n = 0;
-  for (let i = 0; i < a.length; i++) {
-    d += (a[i]! - b[i]!) ** 2;
-    n += b[i]! ** 2;
-  }
-  return Math.sqrt(d / n);
 }
 
 function upperRandom(n: number, seed: number): Float64Array {
@@ -44,7 +35,7 @@ describe('triangular helpers', () => {
     const r = upperRandom(n, freshSeed());
     const identity = multiplyUpper(r, invertUpper(r, n), n);
     for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) expect(Math.abs(identity[i * n + j]! - (i === j ? 1 : 0))).toBeLessThan(1e-13);
-    expect(relDiff(multiplyUpper(r, r, n), mul(r, r, n, n, n))).toBeLessThan(1e-15);
+    expect(relativeDistance(multiplyUpper(r, r, n), mul(r, r, n, n, n))).toBeLessThan(1e-15);
   });
 });
 
@@ -76,7 +67,7 @@ describe('symmetricEigen', () => {
       for (let j = 1; j < n; j++) expect(values[j]!, label).toBeLessThanOrEqual(values[j - 1]!);
       expect(orthonormalityError(vectors, n, n), label).toBeLessThan(1e-13);
       const rebuilt = mul(mul(vectors, diag(Array.from(values)), n, n, n), transpose(vectors, n, n), n, n, n);
-      expect(relDiff(rebuilt, a), `${label} seed ${seed}`).toBeLessThan(1e-13);
+      expect(relativeDistance(rebuilt, a), `${label} seed ${seed}`).toBeLessThan(1e-13);
     }
   });
 });
@@ -98,7 +89,7 @@ describe('jacobiSvd', () => {
       for (let j = 0; j < p; j++) expect(Math.abs(s[j]! - km.singularValues[j]!) / km.singularValues[j]!).toBeLessThan(1e-12);
       expect(orthonormalityError(u, m, p)).toBeLessThan(1e-13);
       expect(orthonormalityError(v, n, p)).toBeLessThan(1e-13);
-      expect(relDiff(mul(mul(u, diag(Array.from(s)), m, p, p), transpose(v, n, p), m, p, n), km.a)).toBeLessThan(1e-13);
+      expect(relativeDistance(mul(mul(u, diag(Array.from(s)), m, p, p), transpose(v, n, p), m, p, n), km.a)).toBeLessThan(1e-13);
     }
   });
 
@@ -127,9 +118,9 @@ describe('choleskyStep', () => {
     expect(step.minPivot).toBeGreaterThan(0.05);
     const qm = mul(x, step.t, m, q, q);
     expect(orthonormalityError(qm, m, q)).toBeLessThan(1e-12);
-    expect(relDiff(mul(qm, step.r, m, q, q), x)).toBeLessThan(1e-14);
+    expect(relativeDistance(mul(qm, step.r, m, q, q), x)).toBeLessThan(1e-14);
     const t32 = Float32Array.from(step.t);
-    expect(relDiff(mul(mul(x, t32, m, q, q), appliedR(step, t32, q), m, q, q), x)).toBeLessThan(1e-14);
+    expect(relativeDistance(mul(mul(x, t32, m, q, q), appliedR(step, t32, q), m, q, q), x)).toBeLessThan(1e-14);
   });
 
   it('keeps a dependent column as its residual, then replaces it when it is dependent again; zero columns are replaced', () => {

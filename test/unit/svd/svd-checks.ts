@@ -28,6 +28,17 @@ export function runSvd(gpu: GpuCompute, km: KnownMatrix, options?: SvdOptions, r
   return toHost(svd(gpu.session, a, options, route));
 }
 
+/** ‖x − y‖ / ‖y‖ (Frobenius): how far `x` is from `y`, relative to `y`. */
+export function relativeDistance(x: ArrayLike<number>, y: ArrayLike<number>): number {
+  let diff = 0;
+  let norm = 0;
+  for (let i = 0; i < x.length; i++) {
+    diff += (x[i]! - y[i]!) ** 2;
+    norm += y[i]! ** 2;
+  }
+  return Math.sqrt(diff / Math.max(norm, 1e-300));
+}
+
 /** U·diag(S)·V on the host, in float64. */
 export function reconstruction(r: HostSvd, m: number, n: number): Float64Array {
   const k = r.s.length;

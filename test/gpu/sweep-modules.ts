@@ -14,7 +14,7 @@
  */
 import { attentionBackwardModuleSpecs, wgmmaBackwardModuleSpecs } from '../../src/compute/cuda/attention/attention-backward-kernels.js';
 import { decodeModuleSpecs } from '../../src/compute/cuda/attention/attention-decode-kernels.js';
-import { ATTENTION_HEAD_DIMS, attentionSpec, mmaTuningConfigs, simtCandidates, wgmmaCandidates } from '../../src/compute/cuda/attention/attention-kernels.js';
+import { ATTENTION_HEAD_DIMS, attentionSpec, configHeadDim, mmaTuningConfigs, simtCandidates, wgmmaCandidates } from '../../src/compute/cuda/attention/attention-kernels.js';
 import { GRU_BACKWARD_SPEC } from '../../src/compute/cuda/gru/gru-backward.js';
 import { candidateConfigs, configName, kernelSource, WGMMA_CONFIGS, type MatmulFamily, type MatmulVariant } from '../../src/compute/cuda/matmul/matmul-kernels.js';
 import type { WarmupTarget } from '../../src/compute/cuda/warmup-target.js';
@@ -29,7 +29,8 @@ export function sweepModuleSpecs(target: Pick<WarmupTarget, 'deviceArch' | 'arch
   for (const dp of ATTENTION_HEAD_DIMS) {
     for (const dtype of ['f16', 'bf16'] as const) {
       for (const config of mmaTuningConfigs(dp)) for (const aligned of [true, false]) specs.push(attentionSpec(config, dtype, dp, aligned));
-      if (hopper) for (const config of wgmmaCandidates(dp, dtype)) specs.push(attentionSpec(config, dtype, dp, true));
+      // At the head dim the launcher compiles the configuration for (the Hopper kernel pads it up).
+      if (hopper) for (const config of wgmmaCandidates(dp, dtype)) specs.push(attentionSpec(config, dtype, configHeadDim(config, dp), true));
     }
     for (const dtype of ['f32', 'f16', 'bf16'] as const) for (const config of simtCandidates(dp)) specs.push(attentionSpec(config, dtype, dp, false));
   }

@@ -10,10 +10,11 @@ import { GpuError } from '../../../errors.js';
 import type { MatmulParams } from '../../core/matmul-plan.js';
 import type { CudaContext } from '../cuda-context.js';
 import { cublasHandle, runCublas } from './cublas.js';
+import { matmulChoice } from './choice.js';
 import { runVariant } from './launch.js';
-import { candidateConfigs, configName, heuristicConfig, type MatmulConfig } from './matmul-kernels.js';
+import { candidateConfigs, configName } from './matmul-kernels.js';
 import { configByName, resolve, variantFor } from './product.js';
-import { tuneMatmul } from './tuning.js';
+import { runTiled } from './tiled.js';
 
 /** Runs `params` on `backend` (validated by the front-end; never an empty output). */
 export function cudaMatmul(backend: CudaContext, params: MatmulParams): void {
@@ -22,18 +23,10 @@ export function cudaMatmul(backend: CudaContext, params: MatmulParams): void {
     runCublas(backend, cublasHandle(backend, true)!, r);
     return;
   }
-  let config: MatmulConfig | undefined;
-  if (params.autotune) {
-    const record = tuneMatmul(backend, r);
-    const cublas = record.choice === 'cublas' && params.engine === 'auto' ? cublasHandle(backend, false) : undefined;
-    if (cublas) {
-      runCublas(backend, cublas, r);
-      return;
-    }
-    config = configByName(r, record.kernel);
-  }
-  config ??= heuristicConfig(r.families, r.dtype, params.m, params.n, params.batch, backend.multiprocessorCount);
-  runVariant(backend, r, variantFor(r, config));
+  const choice = matmulChoice(backend, r);
+  if (choice.tiled) runTiled(backend, r, choice.tiled);
+  else if (choice.variant) runVariant(backend, r, choice.variant);
+  else runCublas(backend, cublasHandle(backend, false)!, r);
 }
 
 /**

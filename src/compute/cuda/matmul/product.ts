@@ -56,11 +56,10 @@ export function resolve(backend: CudaContext, params: MatmulParams, withFallback
   const bias = params.bias ? backend.address(params.bias) : 0n;
   const alignA = operandAligned(a, params.transA ? params.m : params.k, elem) && (params.aBatchStride * elem) % 16 === 0;
   const alignB = operandAligned(b, params.transB ? params.k : params.n, elem) && (params.bBatchStride * elem) % 16 === 0;
-  const epilogue = [out, ...(params.c ? [c] : []), ...(params.bias ? [bias] : [])];
   // f32 uses tensor cores only when TF32 is allowed.
   const tensorCores = dtype !== 'f32' || params.precision === 'tf32';
-  const families = matmulFamilies(major, minor, tensorCores, wgmmaEligible(params, dtype, alignA, alignB));
-  if (withFallback && !families.includes('simt')) families.push('simt');
+  const allowed = familiesOf(major, minor, tensorCores, tensorCores && wgmmaEligible(params, dtype, alignA, alignB));
+  const families = withFallback && !allowed.includes('simt') ? [...allowed, 'simt' as const] : allowed;
   return {
     params,
     dtype,
@@ -73,9 +72,27 @@ export function resolve(backend: CudaContext, params: MatmulParams, withFallback
     act: ACTIVATION_CODES[params.activation ?? 'none'],
     alignA,
     alignB,
-    vecC: dtype === 'f32' && epilogueVectorOk(params.n, epilogue),
+    // An absent c or bias is address 0, which is aligned.
+    vecC: dtype === 'f32' && epilogueVectorOk(params.n, [out, c, bias]),
   };
 }
+
+/**
+ * {@link matmulFamilies}, one shared frozen array per answer: products resolve on every call, and
+ * the answer only changes with the device, tensor cores, the operands' TMA fitness and the
+ * `GPUCOMPUTE_MATMUL_WGMMA` switch (read only where wgmma could apply).
+ */
+function familiesOf(major: number, minor: number, tensorCores: boolean, wgmmaOperands: boolean): readonly MatmulFamily[] {
+  const key = (major * 100 + minor) * 8 + (tensorCores ? 4 : 0) + (wgmmaOperands ? 2 : 0) + (wgmmaOperands && wgmmaEnabled() ? 1 : 0);
+  let families = familyLists.get(key);
+  if (families === undefined) {
+    families = Object.freeze(matmulFamilies(major, minor, tensorCores, wgmmaOperands));
+    familyLists.set(key, families);
+  }
+  return families;
+}
+
+const familyLists = new Map<number, readonly MatmulFamily[]>();
 
 /**
  * The kernel families a product may use on a device of compute capability `major.minor`, most

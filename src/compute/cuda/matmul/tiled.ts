@@ -35,18 +35,33 @@ function variantKernel(backend: CudaContext, variant: MatmulVariant): Registered
   return registered;
 }
 
-/** Queues the SIMT or mma.sync kernel of `variant` over the whole batch (in gridDim.z slices). */
-export function runTiled(backend: CudaContext, r: Resolved, variant: MatmulVariant): void {
+/** A tiled variant's kernel and launch shape for one product size: what {@link runTiled} launches. */
+export interface TiledLaunch {
+  readonly kernel: RegisteredKernel;
+  /** Blocks along x (gridDim.z takes the batch). */
+  readonly grid: number;
+  readonly block: number;
+  readonly sharedMemBytes: number;
+}
+
+/** The kernel of `variant` and its launch shape for m × n products. */
+export function tiledLaunch(backend: CudaContext, variant: MatmulVariant, m: number, n: number): TiledLaunch {
+  const kernel = variantKernel(backend, variant);
+  const shape = launchShape(variant, m, n, 1);
+  if (shape.grid[0] > MAX_GRID_X) throw new GpuError('UNSUPPORTED', `matmul: ${m}x${n} needs more blocks than one launch holds`);
+  return { kernel, grid: shape.grid[0], block: shape.block, sharedMemBytes: shape.sharedMemBytes };
+}
+
+/** Queues the SIMT or mma.sync kernel of `tiled` (made for this product's m and n) over the whole batch (in gridDim.z slices). */
+export function runTiled(backend: CudaContext, r: Resolved, tiled: TiledLaunch): void {
   const p = r.params;
   const stream = backend.enqueue(p.a, p.b, p.out, p.c, p.bias);
-  const kernel = variantKernel(backend, variant);
-  const shape = launchShape(variant, p.m, p.n, 1);
-  if (shape.grid[0] > MAX_GRID_X) throw new GpuError('UNSUPPORTED', `matmul: ${p.m}x${p.n} needs more blocks than one launch holds`);
   const elem = BigInt(dtypeSize[r.dtype]);
   for (let z0 = 0; z0 < p.batch; z0 += MAX_GRID_Z) {
     const slice = Math.min(MAX_GRID_Z, p.batch - z0);
-    kernel.launch(
-      { grid: [shape.grid[0], 1, slice], block: shape.block, sharedMemBytes: shape.sharedMemBytes, stream },
+    tiled.kernel.launch(
+      // A plain number grid (one slice) takes the launcher's checked-shape shortcut.
+      { grid: slice === 1 ? tiled.grid : [tiled.grid, 1, slice], block: tiled.block, sharedMemBytes: tiled.sharedMemBytes, stream },
       sliceAt(r.a, z0, p.aBatchStride, elem),
       sliceAt(r.b, z0, p.bBatchStride, elem),
       sliceAt(r.out, z0, p.m * p.n, elem),

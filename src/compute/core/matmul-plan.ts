@@ -80,19 +80,17 @@ export function planMatmul(
   // a lookup. Only frozen arrays (tensor shapes) are remembered, so arrays seen before still hold
   // the same dims.
   if (aShape === last.a && bShape === last.b && cShape === last.c && flags === last.flags) return last.plan;
-  // Plain products are planned at once; batched ones are cached per shapes (planning [130,21,157]
-  // times [130,61,157]ᵀ took 2.0 µs a call on the development VM).
-  const planned =
-    aShape.length <= 2 && bShape.length <= 2 && (cShape === undefined || cShape.length <= 2)
-      ? plan(op, aShape, bShape, transA, transB, cShape)
-      : batchedPlans.get([aShape, bShape, cShape], flags, () => frozen(plan(op, aShape, bShape, transA, transB, cShape)));
+  // Otherwise the plan cached for these shapes: planning [130,21,157] times [130,61,157]ᵀ took
+  // 2.0 µs a call on the development VM, and even a plain product's plan costs more than the
+  // lookup while the code is not yet optimised (a pass of different products misses `last`).
+  const planned = plans.get([aShape, bShape, cShape], flags, () => frozen(plan(op, aShape, bShape, transA, transB, cShape)));
   if (Object.isFrozen(aShape) && Object.isFrozen(bShape) && (cShape === undefined || Object.isFrozen(cShape))) {
-    last = { a: aShape, b: bShape, c: cShape, flags, plan: Object.isFrozen(planned) ? planned : frozen(planned) };
+    last = { a: aShape, b: bShape, c: cShape, flags, plan: planned };
   }
   return planned;
 }
 
-const batchedPlans = new PlanCache<MatmulPlan>();
+const plans = new PlanCache<MatmulPlan>();
 
 /** The last frozen shape arrays planned, and their plan (frozen: it is shared from then on). */
 let last: { a: readonly number[] | undefined; b: readonly number[] | undefined; c: readonly number[] | undefined; flags: number; plan: MatmulPlan } = {

@@ -75,6 +75,9 @@ export const MATMUL_OPTIONS = optionKeys<MatmulOptions>({
 export const LINEAR_OPTIONS = optionKeys<LinearOptions>({ precision: true, engine: true, autotune: true });
 
 const MATMUL_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
+const ACTIVATION_CHOICES: readonly (MatmulActivation | 'none')[] = [...MATMUL_ACTIVATIONS, 'none'];
+const PRECISIONS: readonly ResolvedOptions['precision'][] = ['highest', 'tf32'];
+const ENGINES: readonly ResolvedOptions['engine'][] = ['auto', 'kernels', 'cublas'];
 
 /**
  * out = act(alpha·op(a)·op(b) + beta·c + bias) for 2-D or batched (3-D, 4-D, ...) tensors with
@@ -92,7 +95,7 @@ export function matmul<D extends DType>(s: Session, a: Tensor<D>, b: Tensor<D>, 
     s.checkTensor(op, c, 'c');
     if (c.dtype !== dtype) throw mismatch(op, 'c', c, dtype);
   }
-  const resolved = resolveOptions(op, options);
+  const resolved = resolveOptions(op, options, options.transB, options.activation);
   const plan = planMatmul(op, a.shape, b.shape, resolved.transA, resolved.transB, c?.shape);
   if (bias !== undefined) checkBias(s, op, bias, plan.n, dtype);
   s.assertSupports(op, 'matmul');
@@ -118,25 +121,34 @@ export function linear<D extends DType>(
   const dtype = checkDType(op, x, 'x');
   if (weight.dtype !== dtype) throw mismatch(op, 'weight', weight, dtype);
   if (weight.rank !== 2) throw new InvalidArgumentError(`${op}: weight must be [out, in], got ${weight.toString()}`);
-  const [outFeatures, inFeatures] = weight.shape as [number, number];
-  if (x.rank < 1 || x.shape[x.rank - 1] !== inFeatures) {
+  const outFeatures = weight.shape[0]!;
+  const inFeatures = weight.shape[1]!;
+  const rank = x.rank;
+  if (rank < 1 || x.shape[rank - 1] !== inFeatures) {
     throw new InvalidArgumentError(`${op}: x ${formatShape(x.shape)} must end in the ${inFeatures} input features of weight ${formatShape(weight.shape)}`);
   }
   if (bias !== undefined && bias !== null) checkBias(s, op, bias, outFeatures, dtype);
-  const resolved = resolveOptions(op, { ...options, transB: true, ...(activation === undefined ? {} : { activation }) });
-  // Every leading dim of x is a row of one product with the shared weight.
-  // The product of the leading dims, not x.size / in: that is 0/0 when in = 0.
-  const rows = x.shape.slice(0, -1).reduce((p, d) => p * d, 1);
-  const plan = planMatmul(op, [rows, inFeatures], weight.shape, false, true);
+  const resolved = resolveOptions(op, options, true, activation);
+  // Every leading dim of x is a row of one product with the shared weight: a 2-D x is that
+  // product as it is (its frozen shape lets the planner skip planning it again).
+  const plan = planMatmul(op, rank === 2 ? x.shape : [leadingRows(x.shape), inFeatures], weight.shape, false, true);
   s.assertSupports(op, 'matmul');
   const out = run(s, op, plan, x, weight, undefined, bias ?? undefined, resolved) as Tensor<D>;
-  const outShape = [...x.shape.slice(0, -1), outFeatures];
-  if (outShape.length === 2) return out;
+  if (rank === 2) return out;
+  const outShape = x.shape.slice();
+  outShape[rank - 1] = outFeatures;
   try {
     return out.reshape(outShape);
   } finally {
     out.dispose();
   }
+}
+
+/** The product of the dims before the last: the product of them, not size / last dim, which is 0/0 when that is 0. */
+function leadingRows(shape: readonly number[]): number {
+  let rows = 1;
+  for (let i = 0; i < shape.length - 1; i++) rows *= shape[i]!;
+  return rows;
 }
 
 function run(
@@ -201,16 +213,17 @@ function sub(view: TensorView, offset: number, batch: number, stride: number, ma
   return { buffer: view.buffer, dtype: view.dtype, shape: entries === 1 ? matrix : [entries, ...matrix], offset: view.offset + offset, size };
 }
 
-function resolveOptions(op: string, options: Partial<MatmulOptions>): ResolvedOptions {
+/** The options resolved; `transB` and `activation` come from the options (matmul) or from linear's own arguments. */
+function resolveOptions(op: string, options: Partial<MatmulOptions>, transBOption: unknown, activation: unknown): ResolvedOptions {
   const transA = checkFlag(op, 'transA', options.transA, false);
-  const transB = checkFlag(op, 'transB', options.transB, false);
+  const transB = checkFlag(op, 'transB', transBOption, false);
   const alpha = validateFinite(op, 'alpha', options.alpha ?? 1);
   const hasC = options.c !== undefined;
   const beta = validateFinite(op, 'beta', options.beta ?? (hasC ? 1 : 0));
   if (!hasC && beta !== 0) throw new InvalidArgumentError(`${op}: beta is ${beta} but no c was given (beta scales c)`);
-  const act = checkChoice(op, 'activation', options.activation, [...MATMUL_ACTIVATIONS, 'none'], 'none', 'unknown');
-  const precision = checkChoice(op, 'precision', options.precision, ['highest', 'tf32'], 'highest');
-  const engine = checkChoice(op, 'engine', options.engine, ['auto', 'kernels', 'cublas'], 'auto');
+  const act = checkChoice(op, 'activation', activation, ACTIVATION_CHOICES, 'none', 'unknown');
+  const precision = checkChoice(op, 'precision', options.precision, PRECISIONS, 'highest');
+  const engine = checkChoice(op, 'engine', options.engine, ENGINES, 'auto');
   const autotune = checkFlag(op, 'autotune', options.autotune, true);
   return { transA, transB, alpha, beta, activation: act === 'none' ? undefined : act, precision, engine, autotune };
 }

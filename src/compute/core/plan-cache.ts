@@ -3,6 +3,8 @@
  * a string key costs as much as the rest of a small op's front-end. An entry is found by a hash
  * of its shapes and a small integer of flags, then checked dim by dim; once `limit` plans are
  * held, the oldest hash bucket goes. Plans are shared by every caller, so they must not change.
+ * A lookup runs on every op, often before V8 optimises it: its loops are indexed, since for-of's
+ * iterator protocol costs more than their bodies in unoptimised code.
  */
 import { sameShape } from './shape.js';
 
@@ -26,7 +28,10 @@ export class PlanCache<P> {
     const hash = hashShapes(shapes, flags);
     const bucket = this.#buckets.get(hash);
     if (bucket !== undefined) {
-      for (const entry of bucket) if (entry.flags === flags && sameShapes(entry.shapes, shapes)) return entry.plan;
+      for (let i = 0; i < bucket.length; i++) {
+        const entry = bucket[i]!;
+        if (entry.flags === flags && sameShapes(entry.shapes, shapes)) return entry.plan;
+      }
     }
     const plan = make();
     if (this.#size >= this.limit) {
@@ -46,7 +51,8 @@ export class PlanCache<P> {
 
 function hashShapes(shapes: Shapes, flags: number): number {
   let hash = flags;
-  for (const shape of shapes) {
+  for (let s = 0; s < shapes.length; s++) {
+    const shape = shapes[s];
     hash = Math.imul(hash, 0x9e3779b1) ^ (shape === undefined ? -1 : shape.length);
     if (shape !== undefined) for (let i = 0; i < shape.length; i++) hash = (Math.imul(hash, 31) + shape[i]!) | 0;
   }

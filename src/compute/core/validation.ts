@@ -107,7 +107,9 @@ export function checkOptions<T extends object>(op: string, value: unknown, keys:
     const shape = keys.length > 0 ? `{ ${keys.join(', ')} }` : '{}';
     throw new InvalidArgumentError(`${op}: ${name} must be an object ${shape}, got ${describeValue(value)}`);
   }
-  for (const key of Object.keys(value)) {
+  const given = Object.keys(value);
+  for (let i = 0; i < given.length; i++) {
+    const key = given[i]!;
     if (!keys.includes(key)) {
       throw new InvalidArgumentError(`${op}: unknown option ${name === 'options' ? '' : `${name}.`}${key}; ${suggestion(key, keys, 'valid options')}`);
     }

@@ -23,7 +23,7 @@ export function aligned16(view: TensorView): boolean {
 
 /** `'vec'` when every view is 16-byte aligned, else `'scalar'`: the kernel-name suffix. */
 export function accessKind(...views: TensorView[]): 'vec' | 'scalar' {
-  for (const v of views) if (!aligned16(v)) return 'scalar';
+  for (let i = 0; i < views.length; i++) if (!aligned16(views[i]!)) return 'scalar';
   return 'vec';
 }
 

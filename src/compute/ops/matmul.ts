@@ -173,9 +173,9 @@ function run(
     for (const call of plan.calls) {
       const rowsPerEntry = call.m;
       const params: MatmulParams = {
-        a: sub(av, call.aOffset, call.batch, call.aBatchStride, o.transA ? [k, rowsPerEntry] : [rowsPerEntry, k]),
-        b: sub(bv, call.bOffset, call.batch, call.bBatchStride, o.transB ? [n, k] : [k, n]),
-        out: sub(ov, call.outOffset, call.batch, rowsPerEntry * n, [rowsPerEntry, n]),
+        a: sub(av, call.aOffset, call.batch, call.aBatchStride, o.transA ? k : rowsPerEntry, o.transA ? rowsPerEntry : k),
+        b: sub(bv, call.bOffset, call.batch, call.bBatchStride, o.transB ? n : k, o.transB ? k : n),
+        out: sub(ov, call.outOffset, call.batch, rowsPerEntry * n, rowsPerEntry, n),
         m: rowsPerEntry,
         n,
         k,
@@ -191,7 +191,7 @@ function run(
         engine: o.engine,
         autotune: o.autotune,
       };
-      if (cv) params.c = sub(cv, call.cOffset, call.batch, call.cBatchStride, [rowsPerEntry, n]);
+      if (cv) params.c = sub(cv, call.cOffset, call.batch, call.cBatchStride, rowsPerEntry, n);
       if (biasView) params.bias = biasView;
       if (o.activation) params.activation = o.activation;
       s.backend.matmul!(params);
@@ -204,16 +204,18 @@ function run(
 }
 
 /**
- * The part of `view` one call reads or writes: from `offset`, `batch` matrices of shape `matrix`
- * `stride` elements apart, or a single matrix when the operand repeats (stride 0).
+ * The part of `view` one call reads or writes: from `offset`, `batch` matrices of `rows` × `cols`
+ * `stride` elements apart, or a single matrix when the operand repeats (stride 0). A plain
+ * product's operand is its whole view, passed as it is.
  */
-function sub(view: TensorView, offset: number, batch: number, stride: number, matrix: [number, number]): TensorView {
+function sub(view: TensorView, offset: number, batch: number, stride: number, rows: number, cols: number): TensorView {
   const entries = stride === 0 ? 1 : batch;
-  const size = (entries - 1) * stride + matrix[0] * matrix[1];
-  return { buffer: view.buffer, dtype: view.dtype, shape: entries === 1 ? matrix : [entries, ...matrix], offset: view.offset + offset, size };
+  const shape = view.shape;
+  if (entries === 1 && offset === 0 && shape.length === 2 && shape[0] === rows && shape[1] === cols) return view;
+  const size = (entries - 1) * stride + rows * cols;
+  return { buffer: view.buffer, dtype: view.dtype, shape: entries === 1 ? [rows, cols] : [entries, rows, cols], offset: view.offset + offset, size };
 }
 
-/** The options resolved; `transB` and `activation` come from the options (matmul) or from linear's own arguments. */
 function resolveOptions(op: string, options: Partial<MatmulOptions>, transBOption: unknown, activation: unknown): ResolvedOptions {
   const transA = checkFlag(op, 'transA', options.transA, false);
   const transB = checkFlag(op, 'transB', transBOption, false);

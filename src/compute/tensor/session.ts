@@ -151,7 +151,8 @@ export class Session implements TensorOwner {
    * `needed`; `op` is the public op that needs them. Called before anything is allocated.
    */
   assertSupports(op: string, ...needed: OptionalOp[]): void {
-    for (const name of needed) {
+    for (let i = 0; i < needed.length; i++) {
+      const name = needed[i]!;
       if (typeof this.backend[name] !== 'function') {
         throw new UnsupportedOperationError(op, this.backend.kind, this.backend.unsupported?.[name] ?? `it has no ${name}`);
       }

@@ -393,11 +393,12 @@ function widen(dtype: DType, raw: RawHostArray): HostArray {
 }
 
 /** Validates a reshape target and infers its -1 dim. */
-function resolveReshape(tensor: Tensor, requested: readonly unknown[]): number[] {
+function resolveReshape(tensor: Tensor, requested: readonly unknown[]): readonly number[] {
   const op = 'reshape';
   const inferred = requested.filter((d) => d === -1).length;
   if (inferred > 1) throw new InvalidArgumentError(`${op}: only one dim may be -1, got ${describeValue(requested)}`);
-  const known = validateShape(op, requested.filter((d) => d !== -1));
+  // Without a -1 the validated shape is the new one (frozen, as the tensor keeps it).
+  const known = validateShape(op, inferred === 0 ? requested : requested.filter((d) => d !== -1));
   const knownSize = shapeSize(known);
   if (inferred === 1) {
     if (knownSize === 0 || tensor.size % knownSize !== 0) {
@@ -412,5 +413,5 @@ function resolveReshape(tensor: Tensor, requested: readonly unknown[]): number[]
       `${op}: cannot reshape ${tensor.toString()} (${tensor.size} elements) to ${formatShape(requested as number[])} (${knownSize} elements)`,
     );
   }
-  return [...(requested as number[])];
+  return known;
 }

@@ -169,6 +169,8 @@ export function checkInteger(op: string, name: string, value: unknown, min: numb
 
 /** Checks that `shape` is an array of non-negative safe integers and returns a frozen copy. */
 export function validateShape(op: string, shape: unknown): readonly number[] {
+  // A frozen array checked before cannot have changed: ops pass the same tensor and plan shapes on and on.
+  if (validShapes.has(shape as object)) return shape as readonly number[];
   if (!Array.isArray(shape)) throw new InvalidArgumentError(`${op}: shape must be an array of integers, got ${describeValue(shape)}`);
   for (let i = 0; i < shape.length; i++) {
     const d: unknown = shape[i];
@@ -177,8 +179,13 @@ export function validateShape(op: string, shape: unknown): readonly number[] {
     }
   }
   // A tensor's shape (frozen) is kept as it is: ops pass them on and the check above is all they need.
-  return Object.isFrozen(shape) ? (shape as readonly number[]) : Object.freeze([...(shape as number[])]);
+  const valid = Object.isFrozen(shape) ? (shape as readonly number[]) : Object.freeze([...(shape as number[])]);
+  validShapes.add(valid);
+  return valid;
 }
+
+/** Frozen shapes {@link validateShape} passed (weakly held: they go with their tensors and plans). */
+const validShapes = new WeakSet<object>();
 
 /**
  * Bytes a tensor of `shape` and `dtype` takes in a buffer (at least one element: every tensor

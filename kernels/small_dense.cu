@@ -198,7 +198,7 @@ extern "C" __global__ void __launch_bounds__(SMALL_SVD_MAX * 16) small_svd(const
     cols_v[c][r] = r == c ? 1.0 : 0.0;
   }
   __syncthreads();
-  const int sweeps = jacobi_sweeps(cols_a, cols_v, n, rotated);
+  const int sweeps = jacobi_sweeps<SMALL_SVD_MAX, 16>(cols_a, cols_v, n, rotated);  // 3 rows a lane within 80 registers
   if (threadIdx.x == 0 && info != nullptr) *info = sweeps < SMALL_SVD_SWEEPS ? 0 : 1;
   singular_vectors(cols_a, cols_v, n, n, sigma, order, left, s, right);
 }
@@ -372,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(SMALL_RSVD_THREADS) small_rsvd(cons
     sc.cols_v[c][r] = r == c ? 1.0 : 0.0;
   }
   __syncthreads();
-  const int sweeps = jacobi_sweeps(sc.cols_a, sc.cols_v, q, sc.rotated);
+  const int sweeps = jacobi_sweeps<SMALL_RSVD_MAX_Q, 16>(sc.cols_a, sc.cols_v, q, sc.rotated);  // 2 rows a lane within 64 registers
   if (tid == 0 && sweeps >= SMALL_SVD_SWEEPS) status[2] = 1.f;
   singular_vectors(sc.cols_a, sc.cols_v, q, k, sc.sigma, sc.order, sc.left, sc.s, sc.right);
 

@@ -7,7 +7,7 @@
 // Below this share of its squared norm left after the columns before it (a new direction under
 // 1e-5 of the column), a column counts as dependent and CholeskyQR2 gives way to Householder.
 #define SMALL_QR_PIVOT_FLOOR 1e-10
-// Lanes that share a pair of columns in a Jacobi round.
+// Lanes that share a pair of columns in a Jacobi round, by default.
 #define JACOBI_PAIR_LANES 4
 
 __device__ __forceinline__ float warp_sum_f(float v) {
@@ -148,9 +148,13 @@ __device__ __forceinline__ int circle_player(int t, int round, int m) {
 template <int CAP>
 using JacobiColumns = double[CAP][CAP + 1];
 
-template <int CAP>
+// One-sided Jacobi sweeps over the columns of cols_a (n ≤ CAP), V's columns rotated alike, until a
+// sweep rotates nothing; L lanes share a pair of columns (the block needs L·⌈n/2⌉ threads; more L
+// for fewer registers). Returns the sweeps run (SMALL_SVD_SWEEPS: not converged).
+template <int CAP, int L = JACOBI_PAIR_LANES>
 __device__ int jacobi_sweeps(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& cols_v, int n, int* rotated) {
-  constexpr int L = JACOBI_PAIR_LANES;
+  static_assert(L <= 16 && (L & (L - 1)) == 0, "a pair's lanes: a power of two within half a warp");
+  constexpr int PER = (CAP + L - 1) / L;  // rows of a column each lane of a pair takes
   const int tid = threadIdx.x;
   const int players = n + (n & 1);  // an odd n gets a bye player (index n): its pairs are skipped
   const int pairs = players / 2;
@@ -172,12 +176,25 @@ __device__ int jacobi_sweeps(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& col
           j = t;
         }
         if (j < n) {
+          // Every load of the pair's rows issued before any arithmetic (the trip count is known at
+          // compile time): a round is a chain of latencies, and a loop of dependent loads paid one
+          // shared-memory latency per row.
+          double ai[PER], aj[PER], vi[PER], vj[PER];
+#pragma unroll
+          for (int t = 0; t < PER; ++t) {
+            const int r = sub + t * L;
+            const bool in = r < n;
+            ai[t] = in ? cols_a[i][r] : 0.0;
+            aj[t] = in ? cols_a[j][r] : 0.0;
+            vi[t] = in ? cols_v[i][r] : 0.0;
+            vj[t] = in ? cols_v[j][r] : 0.0;
+          }
           double alpha = 0.0, beta = 0.0, gamma = 0.0;
-          for (int r = sub; r < n; r += L) {
-            const double ai = cols_a[i][r], aj = cols_a[j][r];
-            alpha += ai * ai;
-            beta += aj * aj;
-            gamma += ai * aj;
+#pragma unroll
+          for (int t = 0; t < PER; ++t) {
+            alpha = fma(ai[t], ai[t], alpha);
+            beta = fma(aj[t], aj[t], beta);
+            gamma = fma(ai[t], aj[t], gamma);
           }
 #pragma unroll
           for (int o = 1; o < L; o <<= 1) {
@@ -203,13 +220,14 @@ __device__ int jacobi_sweeps(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& col
             }
             const double c = rsqrt(1.0 + t * t);
             const double sn = c * t;
-            for (int r = sub; r < n; r += L) {
-              const double ai = cols_a[i][r], aj = cols_a[j][r];
-              cols_a[i][r] = c * ai - sn * aj;
-              cols_a[j][r] = sn * ai + c * aj;
-              const double vi = cols_v[i][r], vj = cols_v[j][r];
-              cols_v[i][r] = c * vi - sn * vj;
-              cols_v[j][r] = sn * vi + c * vj;
+#pragma unroll
+            for (int u = 0; u < PER; ++u) {
+              const int r = sub + u * L;
+              if (r >= n) continue;
+              cols_a[i][r] = c * ai[u] - sn * aj[u];
+              cols_a[j][r] = sn * ai[u] + c * aj[u];
+              cols_v[i][r] = c * vi[u] - sn * vj[u];
+              cols_v[j][r] = sn * vi[u] + c * vj[u];
             }
             turned = true;
           }

@@ -1,7 +1,8 @@
 // gpu.svd's truncated SVD of a small matrix in one launch of a thread-block cluster (sm_90+): the
 // algorithm of small_rsvd (small_dense.cu), with A's rows split over the cluster's CTAs and held
 // in their shared memory, so every product, Gram matrix and substitution is an eighth of the
-// one-block kernel's, and A is read from global memory once.
+// one-block kernel's, and A is read from global memory once. The power iterations' bases are
+// orthonormalised by one CholeskyQR pass instead of two (see cluster_cholesky_qr).
 //
 // CTA r holds rows [r·⌈m/C⌉, …) of A and of the m-row panels (Y, U), and owns rows [r·⌈n/C⌉, …)
 // of the n-row panels (Z, Bᵀ, P, and V's columns). Sums over the split rows meet in distributed
@@ -59,11 +60,15 @@ struct ClusterSums {
   }
 };
 
-// CholeskyQR2 of the panel split over the cluster (this CTA's `rows` rows × q, row stride ld):
-// twice the Gram matrix PᵀP (f64 partials, summed over the cluster), its Cholesky in every CTA
-// alike, P ← P·R⁻¹ on the local rows. False (the same in every CTA) where a pivot breaks down.
-__device__ bool cluster_cholesky_qr2(float* p, int rows, int q, int ld, ClusterScratch& sc, ClusterSums& sums) {
-  for (int pass = 0; pass < 2; ++pass) {
+// CholeskyQR of the panel split over the cluster (this CTA's `rows` rows × q, row stride ld),
+// `passes` times: the Gram matrix PᵀP (f64 partials, summed over the cluster), its Cholesky in
+// every CTA alike, P ← P·R⁻¹ on the local rows. False (the same in every CTA) where a pivot
+// breaks down. The Gram matrix, the factorisation and the substitution are f64, so one pass
+// leaves ‖PᵀP − I‖ near 1e-16·κ(P)² plus P's f32 rounding (1e-6 at κ = 1e5): a well-conditioned
+// basis of the same span, which is all a power iteration needs. The bases the factors come from
+// (the last Y, and P) take two passes (CholeskyQR2).
+__device__ bool cluster_cholesky_qr(float* p, int rows, int q, int ld, ClusterScratch& sc, ClusterSums& sums, int passes) {
+  for (int pass = 0; pass < passes; ++pass) {
     double* part = sums.mine();
     for (int e = threadIdx.x; e < q * q; e += blockDim.x) {
       const int a = e / q, b = e % q;
@@ -223,20 +228,20 @@ __device__ bool rsvd_in_cluster(const float* __restrict__ a, unsigned seedLo, un
   const float alpha = ldexpf(1.f, -exponent);
 
   local_product<false>(as, lda, zf, y, rows, n, q, ld, alpha);
-  if (!cluster_cholesky_qr2(y, rows, q, ld, sc, sums)) return false;
+  if (!cluster_cholesky_qr(y, rows, q, ld, sc, sums, iters > 0 ? 1 : 2)) return false;
   for (int it = 0; it < iters; ++it) {
     local_product<true>(as, lda, y, zp, rows, n, q, ld, alpha);
     sum_owned_rows(zp, zo, n0, own, q, ld);
-    if (!cluster_cholesky_qr2(zo, own, q, ld, sc, sums)) return false;
+    if (!cluster_cholesky_qr(zo, own, q, ld, sc, sums, 1)) return false;
     gather_owned_rows(zo, zf, n, chunk_n, q, ld);
     local_product<false>(as, lda, zf, y, rows, n, q, ld, alpha);
-    if (!cluster_cholesky_qr2(y, rows, q, ld, sc, sums)) return false;
+    if (!cluster_cholesky_qr(y, rows, q, ld, sc, sums, it == iters - 1 ? 2 : 1)) return false;
   }
   local_product<true>(as, lda, y, zp, rows, n, q, ld, alpha);
   sum_owned_rows(zp, zo, n0, own, q, ld);  // Bᵀ's owned rows
   for (int i = tid; i < own * ld; i += blockDim.x) po[i] = zo[i];
   __syncthreads();
-  if (!cluster_cholesky_qr2(po, own, q, ld, sc, sums)) return false;
+  if (!cluster_cholesky_qr(po, own, q, ld, sc, sums, 2)) return false;
 
   // The core Bᵀᵀ·P, column-major into the Jacobi columns.
   double* part = sums.mine();

@@ -123,7 +123,8 @@ function planShapes(op: string, aShape: readonly number[], bShape: readonly numb
         `after merging contiguous ones; at most ${MAX_BROADCAST_RANK} are supported`,
     );
   }
-  return { shape: fullShape, outShape, aStrides, bStrides, kind: planKind(outShape, aStrides, bStrides) };
+  // The shape frozen too: every output of this plan then shares it, as a tensor's shape must be frozen.
+  return { shape: Object.freeze(fullShape), outShape, aStrides, bStrides, kind: planKind(outShape, aStrides, bStrides) };
 }
 
 function allZero(strides: number[]): boolean {

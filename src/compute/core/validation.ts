@@ -178,10 +178,11 @@ export function validateShape(op: string, shape: unknown): readonly number[] {
       throw new InvalidArgumentError(`${op}: shape ${describeValue(shape)} has an invalid dim ${describeValue(d)} (dims are integers ≥ 0)`);
     }
   }
-  // A tensor's shape (frozen) is kept as it is: ops pass them on and the check above is all they need.
-  const valid = Object.isFrozen(shape) ? (shape as readonly number[]) : Object.freeze([...(shape as number[])]);
-  validShapes.add(valid);
-  return valid;
+  // A frozen shape (a tensor's, a plan's) is kept as it is, and remembered: ops pass them on and on.
+  // A fresh copy is not: most live for one tensor, and an insertion costs more than the check.
+  if (!Object.isFrozen(shape)) return Object.freeze([...(shape as number[])]);
+  validShapes.add(shape);
+  return shape as readonly number[];
 }
 
 /** Frozen shapes {@link validateShape} passed (weakly held: they go with their tensors and plans). */

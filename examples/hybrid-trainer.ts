@@ -10,12 +10,16 @@
  *
  * Each stage's time is printed, measured on the device it ran on: the first pass apart (on a GPU
  * it compiles, or loads from the kernel cache, and tunes every kernel it uses), then the median
- * of 30 passes after 10 warm-up passes. Then encode and predict are recorded once with
- * `gpu.capture` and replayed (one CUDA graph launch; an eager run elsewhere), and the median
- * replay is printed next to the same stages run op by op.
+ * of 30 passes after 10 warm-up passes (`--warmup N` for N). Then encode and predict are recorded
+ * once with `gpu.capture` and replayed (one CUDA graph launch; an eager run elsewhere), and the
+ * median replay is printed next to the same stages run op by op.
  *
- * Run: `npx tsx examples/hybrid-trainer.ts [--backend cpu|cuda|webgpu] [--json]` (`--json` adds a
- * last line with every figure, which `bench/pipeline.ts` reads).
+ * Ten warm-ups leave most of the library's JavaScript unoptimised (V8 optimises a function after
+ * some hundreds of calls), so on a GPU the host's share of a pass keeps falling for about a
+ * thousand passes; `--warmup 1000` measures that state.
+ *
+ * Run: `npx tsx examples/hybrid-trainer.ts [--backend cpu|cuda|webgpu] [--warmup N] [--json]`
+ * (`--json` adds a last line with every figure, which `bench/pipeline.ts` reads).
  */
 import { performance } from 'node:perf_hooks';
 import { GpuCompute, type Tensor } from '../src/compute/index.js';
@@ -28,11 +32,15 @@ const MEMBERS = 5;
 const STEPS = 10;
 const RANK = 8;
 
-const WARMUP_PASSES = 10;
 const TIMED_PASSES = 30;
 
-const backendArg = process.argv.indexOf('--backend');
-const backend = backendArg >= 0 ? (process.argv[backendArg + 1] as 'cpu' | 'cuda' | 'webgpu') : 'auto';
+const argument = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const backend = (argument('--backend') ?? 'auto') as 'auto' | 'cpu' | 'cuda' | 'webgpu';
+const WARMUP_PASSES = Number(argument('--warmup') ?? 10);
+if (!Number.isSafeInteger(WARMUP_PASSES) || WARMUP_PASSES < 0) throw new Error(`--warmup takes a whole number of passes, got ${argument('--warmup')}`);
 const json = process.argv.includes('--json');
 const gpu = await GpuCompute.create({ backend });
 const info = gpu.info;

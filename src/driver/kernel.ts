@@ -1,4 +1,5 @@
 import { DisposedError, InvalidArgumentError } from '../errors.js';
+import { BoundArgs } from '../ffi/bound-args.js';
 import { ArgPack, isArgType, scalarSize, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
@@ -64,7 +65,15 @@ export interface KernelOccupancy {
   availableDynamicSharedMemory(numBlocks: number, blockSize: number): number;
 }
 
-const dims = new Uint32Array(9); // grid xyz, block xyz, cluster xyz
+const dims = new Uint32Array(6); // grid xyz, block xyz, as resolveLaunchDims writes them
+const clusterDims = new Uint32Array(3);
+const SHARED = 6; // where a kernel's checked shape keeps its dynamic shared memory
+
+/** Whether `dim` has the three extents at `at` of a checked shape, read as resolveLaunchDims reads it. */
+function isShape(dim: Dim3, shape: Float64Array, at: number): boolean {
+  if (typeof dim === 'number') return dim === shape[at] && shape[at + 1] === 1 && shape[at + 2] === 1;
+  return Array.isArray(dim) && dim.length <= 3 && dim[0] === shape[at] && (dim[1] ?? 1) === shape[at + 1] && (dim[2] ?? 1) === shape[at + 2];
+}
 
 /**
  * The module a kernel lives in, as far as this file uses it. module.ts, which
@@ -94,12 +103,13 @@ export class Kernel {
   #paramSizes: readonly number[] | undefined;
   #pack: ArgPack | undefined;
   /**
-   * The last 1-D grid and block (and dynamic shared memory) checked against the limits: a launch
-   * repeating them skips the checks. NaN until then (no value equals it).
+   * The launch shape checked last: grid xyz, block xyz, then its dynamic shared memory. A launch
+   * repeating it skips the checks; its shared memory is NaN (equal to no value) until the first
+   * check passes and after the kernel's limits change.
    */
-  #checkedGrid = NaN;
-  #checkedBlock = NaN;
-  #checkedShared = NaN;
+  readonly #shape = new Float64Array(7).fill(NaN);
+  /** Whether the shape checked last is 1-D (grid and block y = z = 1): a launch of number extents compares two. */
+  #flat = false;
 
   /** Occupancy calculations for this kernel. */
   readonly occupancy: KernelOccupancy;
@@ -184,7 +194,7 @@ export class Kernel {
     funcSetAttribute(this.#enter(), FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
     this.#attributes = { ...attributes, maxDynamicSharedSizeBytes: bytes };
     this.#limits = undefined;
-    this.#checkedGrid = NaN;
+    this.#shape[SHARED] = NaN;
   }
 
   /**
@@ -194,6 +204,7 @@ export class Kernel {
    */
   launch(config: LaunchOptions, args: readonly KernelArg[]): void {
     const fn = this.#prepare(config);
+    this.#loadParams();
     const params = this.#argPack().pack(args, this.#paramSizes, this.name);
     this.#submit(fn, config, params);
   }
@@ -227,36 +238,38 @@ export class Kernel {
         }
       });
     }
+    const args = new BoundArgs(slots);
     return (config, ...values) => {
       const fn = this.#prepare(config);
-      const address = this.#argPack().packSignature(slots, values, 0, this.name);
-      this.#submit(fn, config, address);
+      this.#submit(fn, config, args.write(values, this.name));
     };
   }
 
-  /** Validates the launch shape and makes the context current; returns the function handle. */
+  /**
+   * Makes the context current and checks the launch shape, unless it repeats the shape checked
+   * last; leaves it in #shape and returns the function handle. Runs on every launch: it makes as
+   * few calls as it can, which cost more than their bodies before V8 optimises them.
+   */
   #prepare(config: LaunchOptions): CUfunction {
-    const fn = this.#enter();
+    const module = this.module;
+    if (module.disposed) throw this.#disposedError();
+    module.core.enter();
     const { grid, block } = config;
     const shared = config.sharedMemBytes ?? 0;
-    if (grid === this.#checkedGrid && block === this.#checkedBlock && shared === this.#checkedShared) {
-      dims[0] = grid;
-      dims[1] = 1;
-      dims[2] = 1;
-      dims[3] = block;
-      dims[4] = 1;
-      dims[5] = 1;
-    } else {
+    const shape = this.#shape;
+    const checked =
+      typeof grid === 'number' && typeof block === 'number'
+        ? this.#flat && grid === shape[0] && block === shape[3]
+        : isShape(grid, shape, 0) && isShape(block, shape, 3);
+    if (!checked || shared !== shape[SHARED]) {
+      shape[SHARED] = NaN; // not a checked shape until the checks below pass
       this.#limits ??= this.#launchLimits();
       resolveLaunchDims(grid, block, shared, this.#device(), this.#limits, dims);
-      if (typeof grid === 'number' && typeof block === 'number') {
-        this.#checkedGrid = grid;
-        this.#checkedBlock = block;
-        this.#checkedShared = shared;
-      }
+      shape.set(dims);
+      shape[SHARED] = shared;
+      this.#flat = dims[1] === 1 && dims[2] === 1 && dims[4] === 1 && dims[5] === 1;
     }
-    this.#loadParams();
-    return fn;
+    return this.#handle;
   }
 
   #loadParams(): void {
@@ -270,34 +283,38 @@ export class Kernel {
     this.#paramSizes = this.#params?.map((p) => p.size);
   }
 
+  /** Queues the launch #prepare checked. */
   #submit(fn: CUfunction, config: LaunchOptions, params: bigint): void {
-    const stream = config.stream === undefined ? 0n : this.#streamHandle(config.stream);
-    const sharedMemBytes = config.sharedMemBytes ?? 0;
+    const { stream } = config;
+    let handle: CUstream = 0n;
+    if (stream !== undefined) {
+      if (stream.core !== this.module.core) {
+        throw new InvalidArgumentError(`${this.name}: the stream belongs to another context than the kernel's module`);
+      }
+      handle = stream.handle;
+    }
+    const shape = this.#shape;
+    const shared = shape[SHARED]!;
     if (config.clusterDim !== undefined) {
-      resolveClusterDims(config.clusterDim, dims, this.name, dims, 6);
-      const attributes: LaunchAttribute[] = [{ id: LaunchAttributeId.CLUSTER_DIMENSION, value: [dims[6]!, dims[7]!, dims[8]!] }];
+      resolveClusterDims(config.clusterDim, shape, this.name, clusterDims, 0);
+      const attributes: LaunchAttribute[] = [
+        { id: LaunchAttributeId.CLUSTER_DIMENSION, value: [clusterDims[0]!, clusterDims[1]!, clusterDims[2]!] },
+      ];
       if (config.cooperative) attributes.push({ id: LaunchAttributeId.COOPERATIVE, value: 1 });
       launchKernelEx(
-        { grid: [dims[0]!, dims[1]!, dims[2]!], block: [dims[3]!, dims[4]!, dims[5]!], sharedMemBytes, stream, attributes },
+        { grid: [shape[0]!, shape[1]!, shape[2]!], block: [shape[3]!, shape[4]!, shape[5]!], sharedMemBytes: shared, stream: handle, attributes },
         fn,
         params,
       );
     } else if (config.cooperative) {
-      launchCooperativeKernel(fn, dims[0]!, dims[1]!, dims[2]!, dims[3]!, dims[4]!, dims[5]!, sharedMemBytes, stream, params);
+      launchCooperativeKernel(fn, shape[0]!, shape[1]!, shape[2]!, shape[3]!, shape[4]!, shape[5]!, shared, handle, params);
     } else {
-      launchKernel(fn, dims[0]!, dims[1]!, dims[2]!, dims[3]!, dims[4]!, dims[5]!, sharedMemBytes, stream, params);
+      launchKernel(fn, shape[0]!, shape[1]!, shape[2]!, shape[3]!, shape[4]!, shape[5]!, shared, handle, params);
     }
   }
 
   #argPack(): ArgPack {
     return (this.#pack ??= new ArgPack(Math.max(this.#params?.length ?? 64, 1)));
-  }
-
-  #streamHandle(stream: Stream): CUstream {
-    if (stream.core !== this.module.core) {
-      throw new InvalidArgumentError(`${this.name}: the stream belongs to another context than the kernel's module`);
-    }
-    return stream.handle;
   }
 
   #launchLimits(): KernelLaunchLimits {

@@ -72,7 +72,7 @@ export function resolveLaunchDims(
  * Checks a thread-block cluster shape (Hopper and later): each extent must
  * divide the grid's. Writes the three extents into `out` at `at`.
  */
-export function resolveClusterDims(cluster: Dim3, gridDims: Uint32Array, kernelName: string, out: Uint32Array, at: number): void {
+export function resolveClusterDims(cluster: Dim3, gridDims: ArrayLike<number>, kernelName: string, out: Uint32Array, at: number): void {
   readDim(cluster, 'clusterDim', [Infinity, Infinity, Infinity], kernelName, out, at);
   for (let axis = 0; axis < 3; axis++) {
     if (gridDims[axis]! % out[at + axis]! !== 0) {

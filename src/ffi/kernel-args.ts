@@ -233,43 +233,22 @@ export class ArgPack {
    */
   packSignature(signature: readonly ArgType[], values: ArrayLike<unknown>, first: number, kernelName: string): bigint {
     const count = signature.length;
-    if (values.length - first !== count) {
-      throw new InvalidArgumentError(`${kernelName} was bound to ${count} argument${count === 1 ? '' : 's'}, got ${values.length - first}`);
-    }
+    if (values.length - first !== count) throw boundCountError(kernelName, count, values.length - first);
     for (let i = 0; i < count; i++) {
-      const offset = i * SLOT_BYTES;
-      this.#place(i, offset);
       const type = signature[i]!;
-      const value = values[first + i];
-      if (type === 'ptr') {
-        let address: unknown = value;
-        if (value !== null && typeof value === 'object') address = (value as DevicePointerLike).ptr;
-        if (typeof address !== 'bigint' || address < 0n || address > U64_MAX) throw badSlot(kernelName, i, type, value);
-        this.#u64[(this.#base + offset) >> 3] = address;
-      } else if (type === 'f32' || type === 'f64') {
-        if (typeof value !== 'number') throw badSlot(kernelName, i, type, value);
-        this.#writeScalar(offset, type, value);
-      } else if (type === 'i32' || type === 'u32') {
-        if (
-          typeof value !== 'number' ||
-          !Number.isInteger(value) ||
-          (type === 'i32' ? value < I32_MIN || value > I32_MAX : value < 0 || value > U32_MAX)
-        ) {
-          throw badSlot(kernelName, i, type, value);
-        }
-        this.#writeScalar(offset, type, value);
-      } else {
-        const ok =
-          typeof value === 'bigint'
-            ? type === 'i64'
-              ? value >= I64_MIN && value <= I64_MAX
-              : value >= 0n && value <= U64_MAX
-            : typeof value === 'number' && Number.isSafeInteger(value) && (type === 'i64' || value >= 0);
-        if (!ok) throw badSlot(kernelName, i, type, value);
-        this.#writeScalar(offset, type, value as number | bigint);
-      }
+      this.writeSlot(i, type, checkSlot(type, values[first + i], i, kernelName));
     }
     return this.#addressesAddress;
+  }
+
+  /**
+   * Writes a value already checked by {@link checkSlot} into slot `index` at its fixed 8-byte
+   * offset (the declared-signature layout).
+   */
+  writeSlot(index: number, type: ArgType, value: number | bigint): void {
+    const offset = index * SLOT_BYTES;
+    if (this.#offsets[index] !== offset) this.#place(index, offset);
+    this.#writeScalar(offset, type, value);
   }
 
   /** Points slot `index` at `offset`, rewriting its address only when it moved. */
@@ -332,6 +311,48 @@ export class ArgPack {
     this.#bytes.set(old, this.#base);
     for (let i = 0; i < this.maxArgs; i++) this.#place(i, offsets[i]!);
   }
+}
+
+/**
+ * The value a declared slot of `type` stores for `value`: the number or bigint itself, or the
+ * address of a DeviceBuffer in a `ptr` slot. Throws InvalidArgumentError naming the kernel, the
+ * argument and what the slot needs when the value does not fit (a number in a `ptr` slot, an
+ * integer out of range, a fraction in an integer slot).
+ */
+export function checkSlot(type: ArgType, value: unknown, index: number, kernelName: string): number | bigint {
+  if (type === 'ptr') {
+    let address: unknown = value;
+    if (value !== null && typeof value === 'object') address = (value as DevicePointerLike).ptr;
+    if (typeof address !== 'bigint' || address < 0n || address > U64_MAX) throw badSlot(kernelName, index, type, value);
+    return address;
+  }
+  if (type === 'f32' || type === 'f64') {
+    if (typeof value !== 'number') throw badSlot(kernelName, index, type, value);
+    return value;
+  }
+  if (type === 'i32' || type === 'u32') {
+    if (
+      typeof value !== 'number' ||
+      !Number.isInteger(value) ||
+      (type === 'i32' ? value < I32_MIN || value > I32_MAX : value < 0 || value > U32_MAX)
+    ) {
+      throw badSlot(kernelName, index, type, value);
+    }
+    return value;
+  }
+  const ok =
+    typeof value === 'bigint'
+      ? type === 'i64'
+        ? value >= I64_MIN && value <= I64_MAX
+        : value >= 0n && value <= U64_MAX
+      : typeof value === 'number' && Number.isSafeInteger(value) && (type === 'i64' || value >= 0);
+  if (!ok) throw badSlot(kernelName, index, type, value);
+  return value as number | bigint;
+}
+
+/** The error for a declared-signature launch given `got` values for `count` slots. */
+export function boundCountError(kernelName: string, count: number, got: number): InvalidArgumentError {
+  return new InvalidArgumentError(`${kernelName} was bound to ${count} argument${count === 1 ? '' : 's'}, got ${got}`);
 }
 
 function alignUp(value: number, alignment: number): number {

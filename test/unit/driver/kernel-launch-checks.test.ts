@@ -56,4 +56,24 @@ describe('Kernel launch checks', () => {
     }
     expect(launches).toHaveLength(4);
   });
+
+  it('checks array shapes too: a repeated one launches, a changed or malformed one is checked again', () => {
+    const a = new Kernel(module, 4n, 'a').bind(['ptr']);
+    launches.length = 0;
+    a({ grid: [2, 3], block: [8, 8] }, 16n);
+    a({ grid: [2, 3, 1], block: [8, 8] }, 16n);
+    a({ grid: 2, block: 64 }, 16n);
+    for (const bad of [{ grid: [2, 3, 1, 1], block: [8, 8] }, { grid: [2, 3], block: [8, 8, 8] }, { grid: 2, block: [64, 1, 1], sharedMemBytes: 0.5 }]) {
+      a({ grid: [2, 3], block: [8, 8] }, 16n);
+      expect(() => a(bad as never, 16n)).toThrow(InvalidArgumentError);
+    }
+    expect(launches).toEqual([
+      [2, 3, 1, 8, 8, 1],
+      [2, 3, 1, 8, 8, 1],
+      [2, 1, 1, 64, 1, 1],
+      [2, 3, 1, 8, 8, 1],
+      [2, 3, 1, 8, 8, 1],
+      [2, 3, 1, 8, 8, 1],
+    ]);
+  });
 });

@@ -1,0 +1,82 @@
+import koffi from 'koffi';
+import { describe, expect, it } from 'vitest';
+import { BoundArgs } from '../../../src/ffi/bound-args.js';
+import type { ArgType } from '../../../src/ffi/kernel-args.js';
+
+/** The value the driver would read from slot `index` of the `void *[]` at `address`. */
+function slot(address: bigint, index: number, type: string): number | bigint {
+  const entry = BigInt(koffi.decode(address, 'uint64_t', index + 1)[index] as number | bigint);
+  const value = koffi.decode(entry, type) as number | bigint;
+  return type.includes('64_t') ? BigInt(value) : value;
+}
+
+/** A stand-in for DeviceBuffer: a `ptr` getter that refuses once disposed. */
+class FakeBuffer {
+  disposed = false;
+  reads = 0;
+  constructor(public address: bigint) {}
+  get ptr(): bigint {
+    this.reads++;
+    if (this.disposed) throw new Error('disposed');
+    return this.address;
+  }
+}
+
+describe('BoundArgs', () => {
+  const signature: ArgType[] = ['ptr', 'ptr', 'u32', 'f32', 'i64'];
+
+  it('writes each launch its own values, repeated and changed ones alike', () => {
+    const args = new BoundArgs(signature);
+    const a = new FakeBuffer(0x1000n);
+    let at = args.write([a, 0x2000n, 7, 0.5, -3], 'k');
+    expect([slot(at, 0, 'uint64_t'), slot(at, 1, 'uint64_t'), slot(at, 2, 'uint32_t'), slot(at, 3, 'float'), slot(at, 4, 'int64_t')]).toEqual([
+      0x1000n,
+      0x2000n,
+      7,
+      0.5,
+      -3n,
+    ]);
+    a.address = 0x3000n;
+    at = args.write([a, 0x2000n, 8, 0.5, 2n ** 40n], 'k');
+    expect([slot(at, 0, 'uint64_t'), slot(at, 1, 'uint64_t'), slot(at, 2, 'uint32_t'), slot(at, 3, 'float'), slot(at, 4, 'int64_t')]).toEqual([
+      0x3000n,
+      0x2000n,
+      8,
+      0.5,
+      2n ** 40n,
+    ]);
+  });
+
+  it('gives a float slot the sign of a zero after the other zero', () => {
+    const args = new BoundArgs(['f32']);
+    args.write([0], 'k');
+    const at = args.write([-0], 'k');
+    expect(Object.is(slot(at, 0, 'float'), -0)).toBe(true);
+  });
+
+  it('reads a buffer on every launch, so a disposed one is refused after a good launch', () => {
+    const args = new BoundArgs(['ptr']);
+    const a = new FakeBuffer(0x1000n);
+    args.write([a], 'k');
+    args.write([a], 'k');
+    expect(a.reads).toBeGreaterThanOrEqual(2);
+    a.disposed = true;
+    expect(() => args.write([a], 'k')).toThrow('disposed');
+  });
+
+  it('refuses a bad value however often the slot held a good one', () => {
+    const args = new BoundArgs(signature);
+    args.write([0x1000n, 0x2000n, 7, 0.5, 1], 'k');
+    expect(() => args.write([0x1000n, 4096, 7, 0.5, 1], 'k')).toThrow(/k: argument 1 is declared ptr and needs a bigint device address/);
+    expect(() => args.write([0x1000n, -1n, 7, 0.5, 1], 'k')).toThrow(/argument 1 is declared ptr/);
+    expect(() => args.write([0x1000n, 0x2000n, 1.5, 0.5, 1], 'k')).toThrow(/argument 2 is declared u32/);
+    // A slot left half-written by a refused launch is checked again on the next.
+    expect(() => args.write([0x1000n, 0x2000n, 7, 0.5, 2 ** 60], 'k')).toThrow(/argument 4 is declared i64/);
+    const at = args.write([0x1000n, 0x2000n, 7, 0.5, 1], 'k');
+    expect(slot(at, 4, 'int64_t')).toBe(1n);
+  });
+
+  it('refuses the wrong number of values', () => {
+    expect(() => new BoundArgs(signature).write([1n, 2n, 3], 'add')).toThrow(/add was bound to 5 arguments, got 3/);
+  });
+});

@@ -25,6 +25,7 @@
  */
 import { CaptureError } from '../../errors.js';
 import { isFloatDType } from '../core/dtype.js';
+import { gradRequested } from '../tensor/grad-mode.js';
 import type { Session } from '../tensor/session.js';
 import { Tensor } from '../tensor/tensor.js';
 import { GradNode, OutputOrigin, type BackwardFn, type Edge } from './grad-node.js';
@@ -39,17 +40,26 @@ function requires(t: unknown): boolean {
 /**
  * Whether the op `op` must be recorded: grad mode is on and one of its inputs requires grad
  * (anything that is not a tensor, a number or bad input alike, does not). Up to five inputs,
- * without allocating. Refuses, inside a captured function, an op it would record.
+ * without allocating; before any tensor was marked to require grad, without looking at them.
+ * Refuses, inside a captured function, an op it would record.
  */
 export function recording(s: Session, op: string, a: unknown, b?: unknown, c?: unknown, d?: unknown, e?: unknown): boolean {
-  if (!s.gradMode.enabled || !(requires(a) || requires(b) || requires(c) || requires(d) || requires(e))) return false;
+  if (!gradRequested || !s.gradMode.enabled || !(requires(a) || requires(b) || requires(c) || requires(d) || requires(e))) return false;
   if (s.gradMode.capturing) throw recordingInCapture(op);
   return true;
 }
 
+/**
+ * Whether an op may record at all (grad mode on, and some tensor was marked to require grad):
+ * false lets an op skip building the input list {@link recordingAny} takes.
+ */
+export function mayRecord(s: Session): boolean {
+  return gradRequested && s.gradMode.enabled;
+}
+
 /** {@link recording} for any number of inputs. */
 export function recordingAny(s: Session, op: string, inputs: readonly unknown[]): boolean {
-  if (!s.gradMode.enabled || !inputs.some(requires)) return false;
+  if (!gradRequested || !s.gradMode.enabled || !inputs.some(requires)) return false;
   if (s.gradMode.capturing) throw recordingInCapture(op);
   return true;
 }

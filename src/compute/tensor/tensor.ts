@@ -13,6 +13,7 @@ import type { Backend } from '../backend/backend.js';
 import { dtypeSize, fromBf16Array, fromF16Array, isFloatDType, type DType } from '../core/dtype.js';
 import { formatShape, rowMajorStrides, shapeSize } from '../core/shape.js';
 import { describeValue, validateShape } from '../core/validation.js';
+import { noteGradRequested } from './grad-mode.js';
 import type { BackendBuffer, TensorView } from '../core/view.js';
 
 /** What tensors belong to: a backend, and where their memory goes back (a GpuCompute's session). */
@@ -227,6 +228,7 @@ export class Tensor<D extends DType = DType> {
       );
     }
     this.#leafRequiresGrad = requiresGrad;
+    if (requiresGrad) noteGradRequested();
     return this;
   }
 

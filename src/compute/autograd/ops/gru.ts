@@ -18,7 +18,7 @@ import {
 } from '../../ops/gru.js';
 import type { Session } from '../../tensor/session.js';
 import { Tensor } from '../../tensor/tensor.js';
-import { record, recordingAny } from '../record.js';
+import { mayRecord, record, recordingAny } from '../record.js';
 
 /** What a GRU call is differentiated in, in the order its backward returns gradients: x, h0, then each layer's W_ih, W_hh, b_ih, b_hh. */
 function inputsOf(x: unknown, h0: unknown, weights: GruWeights): unknown[] {
@@ -33,6 +33,7 @@ function inputsOf(x: unknown, h0: unknown, weights: GruWeights): unknown[] {
 
 /** gpu.gru (see `ops/gru.ts`), recorded when x, h0 or a weight requires grad. */
 export function gru(s: Session, x: Tensor, h0: Tensor | null | undefined, weights: GruWeights, options?: GruOptions): GruResult {
+  if (!mayRecord(s)) return rawGru(s, x, h0, weights, options);
   const inputs = inputsOf(x, h0, weights);
   if (!recordingAny(s, 'gru', inputs)) return rawGru(s, x, h0, weights, options);
   const { output, hidden, saved } = gruTraining(s, x, h0, weights, options);
@@ -57,7 +58,7 @@ export function gru(s: Session, x: Tensor, h0: Tensor | null | undefined, weight
 /** gpu.gruCell: one step of gru, recorded as such when an input requires grad. */
 export function gruCell<D extends DType>(s: Session, x: Tensor<D>, h: Tensor<D>, weights: GruLayerWeights, options: GruCommonOptions = {}): Tensor<D> {
   // Calls it cannot take go to the raw front-end, which names what is wrong as gruCell.
-  if (!recordingAny(s, 'gruCell', inputsOf(x, h, weights)) || Array.isArray(weights) || !(x instanceof Tensor) || x.rank < 2) {
+  if (!mayRecord(s) || !recordingAny(s, 'gruCell', inputsOf(x, h, weights)) || Array.isArray(weights) || !(x instanceof Tensor) || x.rank < 2) {
     return rawGruCell(s, x, h, weights, options) as Tensor<D>;
   }
   // x [.., in] as a sequence of one step [.., 1, in]; the final state comes back shaped like h.

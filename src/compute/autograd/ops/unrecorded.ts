@@ -4,6 +4,7 @@
  * backward (see `../record.ts`) replaces the refusal.
  */
 import { InvalidArgumentError } from '../../../errors.js';
+import { gradRequested } from '../../tensor/grad-mode.js';
 import type { Session } from '../../tensor/session.js';
 import { Tensor } from '../../tensor/tensor.js';
 
@@ -15,7 +16,7 @@ const DEPTH = 4;
  * objects: weights, options) requires grad. Allocates nothing on the way.
  */
 export function refuseRecording(s: Session, op: string, a: unknown, b?: unknown, c?: unknown, d?: unknown): void {
-  if (!s.gradMode.enabled) return;
+  if (!gradRequested || !s.gradMode.enabled) return;
   const found = requiring(a, DEPTH) ?? requiring(b, DEPTH) ?? requiring(c, DEPTH) ?? requiring(d, DEPTH);
   if (found !== undefined) {
     throw new InvalidArgumentError(`${op}: ${found.toString()} requires grad, and ${op} has no backward yet; call it under gpu.noGrad, or on detach()ed inputs`);

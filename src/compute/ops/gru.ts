@@ -141,6 +141,11 @@ export const GRU_DROPOUT_KEYS = optionKeys<NonNullable<GruOptions['dropout']>>({
 export const GRU_PROJECTION_KEYS = optionKeys<GruOutputProjection>({ weight: true, bias: true });
 
 const GRU_DTYPES: readonly DType[] = ['f32', 'f16', 'bf16'];
+/** The call's tensors besides the weights, by name, as each op passes them to checkWeights. */
+const GRU_TENSORS = ['x', 'h0'];
+const CELL_TENSORS = ['x', 'h'];
+const ROLLOUT_TENSORS = ['state', 'h0', 'outputProjection.weight', 'outputProjection.bias'];
+const PRECISIONS: readonly ('highest' | 'tf32')[] = ['highest', 'tf32'];
 /** The recurrence paths `path` takes. */
 export const GRU_PATHS: readonly GruPath[] = ['auto', 'sequence', 'fused', 'steps', 'persistent'];
 const DEFAULT_LN_EPS = 1e-5;
@@ -233,7 +238,7 @@ export function prepareGru(
   const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
   const dropout = checkDropout(op, options.dropout);
   s.checkTensor(op, x, 'x');
-  const stack = checkWeights(s, op, weights, [['x', x], ['h0', h0]]);
+  const stack = checkWeights(s, op, weights, GRU_TENSORS, [x, h0]);
   checkStack?.(stack);
   const E = stack.ensemble;
   checkInput(op, x, 'x', stack, 3);
@@ -255,7 +260,7 @@ export function gruCell(s: Session, x: Tensor, h: Tensor, weights: GruLayerWeigh
   const path = checkChoice(op, 'path', options.path, GRU_PATHS, 'auto');
   s.checkTensor(op, x, 'x');
   s.checkTensor(op, h, 'h');
-  const stack = checkWeights(s, op, weights, [['x', x], ['h', h]]);
+  const stack = checkWeights(s, op, weights, CELL_TENSORS, [x, h]);
   checkInput(op, x, 'x', stack, 2);
   const B = stack.ensemble !== undefined && x.rank === 3 ? x.shape[1]! : x.shape[0]!;
   const init = initialStates(s, op, h, 'h', stack, B);
@@ -293,12 +298,8 @@ export function gruRollout(
   const path = checkChoice(op, 'path', o.path, GRU_PATHS, 'auto');
   const steps = checkInteger(op, 'steps', o.steps, 1);
   s.checkTensor(op, state, 'state');
-  const stack = checkWeights(s, op, weights, [
-    ['state', state],
-    ['h0', h0],
-    ['outputProjection.weight', (o.outputProjection as Partial<GruOutputProjection> | undefined)?.weight],
-    ['outputProjection.bias', (o.outputProjection as Partial<GruOutputProjection> | undefined)?.bias],
-  ]);
+  const given = o.outputProjection as Partial<GruOutputProjection> | undefined;
+  const stack = checkWeights(s, op, weights, ROLLOUT_TENSORS, [state, h0, given?.weight, given?.bias]);
   checkInput(op, state, 'state', stack, 2);
   const E = stack.ensemble;
   const S = stack.layers[0]!.input;
@@ -313,7 +314,7 @@ export function gruRollout(
   if (oneGo) {
     let whole: GruRolloutResult | undefined;
     try {
-      whole = rolloutInOneGo(s, stack, state, init, projection, { rows, B, S, steps, precision });
+      whole = rolloutInOneGo(s, stack, state, init, projection, B, S, steps, precision);
       if (!whole && init.layers.length === 0) init.layers.push(zeroStates(s, op, stack, B));
     } catch (err) {
       // A failed one-go rollout leaves the initial states with us: nothing may stay allocated.
@@ -387,13 +388,16 @@ function rolloutInOneGo(
   state: Tensor,
   init: { shape: number[]; layers: Tensor[] },
   projection: { weight: Tensor; bias: Tensor | undefined },
-  { rows, B, S, steps, precision }: { rows: number[]; B: number; S: number; steps: number; precision: 'highest' | 'tf32' },
+  B: number,
+  S: number,
+  steps: number,
+  precision: 'highest' | 'tf32',
 ): GruRolloutResult | undefined {
   if (s.backend.gruRollout === undefined) return undefined;
   const layer = stack.layers[0]!;
   const E = stack.ensemble ?? 1;
   const H = stack.hidden;
-  const states = s.empty(stack.op, [...rows, steps, S], stack.dtype);
+  const states = s.empty(stack.op, stack.ensemble !== undefined ? [E, B, steps, S] : [B, steps, S], stack.dtype);
   let hN: Tensor | undefined;
   try {
     hN = s.empty(stack.op, [E, B, H], stack.dtype);
@@ -635,69 +639,69 @@ export function stackFinals(s: Session, finals: readonly Tensor[], stack: Pick<C
   });
 }
 
+/** The tensors of a call by name, as {@link checkWeights} collects them for the dtype vote and its messages. */
+interface NamedTensors {
+  readonly names: string[];
+  readonly tensors: Tensor[];
+}
+
 /**
  * Checks the layers (objects with known keys, live tensors of this session) and the call's other
- * tensors `others` (x, h0, ... by name; absent ones undefined or null), and infers the stack's
- * dtype, ensemble size E and hidden size H from what most of them agree on, so a message blames
- * the one tensor that disagrees rather than whichever was read first.
+ * tensors (`tensors[i]` named `names[i]`: x, h0, ...; absent ones undefined or null), and infers
+ * the stack's dtype, ensemble size E and hidden size H from what most of them agree on, so a
+ * message blames the one tensor that disagrees rather than whichever was read first.
  */
-export function checkWeights(s: Session, op: string, weights: unknown, others: readonly [string, unknown][]): CheckedStack {
+export function checkWeights(s: Session, op: string, weights: unknown, names: readonly string[], tensors: readonly unknown[]): CheckedStack {
   if (weights === undefined || weights === null) throw new InvalidArgumentError(`${op}: weights { wIh, wHh, bIh?, bHh?, layerNorm? } are required, got ${describeValue(weights)}`);
   const list: readonly unknown[] = Array.isArray(weights) ? weights : [weights];
   if (list.length === 0) throw new InvalidArgumentError(`${op}: weights must hold at least one layer`);
-  const named: [string, Tensor][] = [];
-  const given = (name: string, t: unknown): t is Tensor => {
-    if (t === undefined) return false;
-    s.checkTensor(op, t, name);
-    named.push([name, t]);
-    return true;
-  };
-  for (const [name, t] of others) if (t !== null) given(name, t);
-  const raw = list.map((entry, l) => {
+  const named: NamedTensors = { names: [], tensors: [] };
+  for (let i = 0; i < names.length; i++) if (tensors[i] !== null) given(s, op, named, names[i]!, tensors[i]);
+  const raw: { w: GruLayerWeights; ln: GruLayerNorm | undefined; where: string }[] = [];
+  for (let l = 0; l < list.length; l++) {
+    const entry = list[l];
     const where = list.length > 1 ? `layer ${l} ` : '';
     if (typeof entry !== 'object' || entry === null) {
       throw new InvalidArgumentError(`${op}: ${where}weights must be an object { wIh, wHh, bIh?, bHh?, layerNorm? }, got ${describeValue(entry)}`);
     }
     const w = checkOptions<GruLayerWeights>(op, entry, GRU_LAYER_KEYS, list.length > 1 ? `weights[${l}]` : 'weights');
     // Required: undefined is refused as "wIh must be a Tensor, got undefined".
-    for (const name of ['wIh', 'wHh'] as const) {
-      s.checkTensor(op, w[name], `${where}${name}`);
-      named.push([`${where}${name}`, w[name]]);
-    }
-    given(`${where}bIh`, w.bIh);
-    given(`${where}bHh`, w.bHh);
+    s.checkTensor(op, w.wIh, `${where}wIh`);
+    named.names.push(`${where}wIh`);
+    named.tensors.push(w.wIh);
+    s.checkTensor(op, w.wHh, `${where}wHh`);
+    named.names.push(`${where}wHh`);
+    named.tensors.push(w.wHh);
+    given(s, op, named, `${where}bIh`, w.bIh);
+    given(s, op, named, `${where}bHh`, w.bHh);
     const ln = w.layerNorm === undefined ? undefined : checkOptions<GruLayerNorm>(op, w.layerNorm, GRU_LAYER_NORM_KEYS, `${where}layerNorm`);
     if (ln) {
-      given(`${where}layerNorm.weight`, ln.weight);
-      given(`${where}layerNorm.bias`, ln.bias);
+      given(s, op, named, `${where}layerNorm.weight`, ln.weight);
+      given(s, op, named, `${where}layerNorm.bias`, ln.bias);
     }
-    return { w: w as GruLayerWeights, ln, where };
-  });
-  const dtype = majority(named.map(([, t]) => t.dtype));
+    raw.push({ w: w as GruLayerWeights, ln, where });
+  }
+  const dtype = majorityDType(named.tensors);
   if (!GRU_DTYPES.includes(dtype)) throw new InvalidArgumentError(`${op}: the GRU's tensors must be f32, f16 or bf16, got ${dtype}; cast them first, e.g. gpu.cast(x, 'f32')`);
-  for (const [name, t] of named) if (t.dtype !== dtype) throw mismatch(op, name, t, dtype);
+  for (let i = 0; i < named.tensors.length; i++) if (named.tensors[i]!.dtype !== dtype) throw mismatch(op, named.names[i]!, named.tensors[i]!, dtype);
 
   const first = raw[0]!.w;
   const { ensemble, hidden } = inferSizes(op, first.wIh, first.wHh);
-  const lead = ensemble !== undefined ? [ensemble] : [];
+  const E = ensemble;
   const H = hidden;
-  const layers = raw.map(({ w, ln, where }, l): CheckedLayer => {
-    if (!sameShape(w.wHh.shape, [...lead, 3 * H, H])) {
-      throw new InvalidArgumentError(`${op}: ${where}wHh must be ${formatShape([...lead, 3 * H, H])} (${lead.length ? 'E, ' : ''}3H, H with H = ${H}), got ${formatShape(w.wHh.shape)}`);
+  const layers: CheckedLayer[] = [];
+  for (let l = 0; l < raw.length; l++) {
+    const { w, ln, where } = raw[l]!;
+    if (!isStacked(w.wHh.shape, E, 3 * H, H)) {
+      throw new InvalidArgumentError(`${op}: ${where}wHh must be ${formatShape(stacked(E, 3 * H, H))} (${E !== undefined ? 'E, ' : ''}3H, H with H = ${H}), got ${formatShape(w.wHh.shape)}`);
     }
     const input = w.wIh.shape[w.wIh.rank - 1]!;
-    if (w.wIh.rank !== lead.length + 2 || !sameShape(w.wIh.shape, [...lead, 3 * H, input]) || input === 0) {
-      throw new InvalidArgumentError(`${op}: ${where}wIh must be ${formatShape([...lead, 3 * H])} + [in], got ${formatShape(w.wIh.shape)}`);
+    if (!isStacked(w.wIh.shape, E, 3 * H, input) || input === 0) {
+      throw new InvalidArgumentError(`${op}: ${where}wIh must be ${formatShape(stacked(E, 3 * H))} + [in], got ${formatShape(w.wIh.shape)}`);
     }
     if (l > 0 && input !== H) {
       throw new InvalidArgumentError(`${op}: layer ${l} takes the previous layer's ${H} states, but its wIh is ${formatShape(w.wIh.shape)}`);
     }
-    const vector = (name: string, t: Tensor | undefined, n: number): Tensor | undefined => {
-      if (t !== undefined && !sameShape(t.shape, [...lead, n])) {
-        throw new InvalidArgumentError(`${op}: ${where}${name} must be ${formatShape([...lead, n])}, got ${formatShape(t.shape)}`);
-      }
-      return t;
-    };
     let layerNorm: CheckedLayer['layerNorm'];
     if (ln) {
       const eps = ln.eps ?? DEFAULT_LN_EPS;
@@ -705,21 +709,64 @@ export function checkWeights(s: Session, op: string, weights: unknown, others: r
       if (typeof eps !== 'number' || !(eps >= 0) || !Number.isFinite(eps)) {
         throw new InvalidArgumentError(`${op}: ${where}layerNorm.eps must be a finite number ≥ 0, got ${describeValue(eps)}`);
       }
-      layerNorm = { gamma: vector('layerNorm.weight', ln.weight, H), beta: vector('layerNorm.bias', ln.bias, H), eps };
+      layerNorm = {
+        gamma: checkVector(op, where, 'layerNorm.weight', ln.weight, E, H),
+        beta: checkVector(op, where, 'layerNorm.bias', ln.bias, E, H),
+        eps,
+      };
     }
-    return { wIh: w.wIh, wHh: w.wHh, bIh: vector('bIh', w.bIh, 3 * H), bHh: vector('bHh', w.bHh, 3 * H), input, layerNorm };
-  });
+    layers.push({
+      wIh: w.wIh,
+      wHh: w.wHh,
+      bIh: checkVector(op, where, 'bIh', w.bIh, E, 3 * H),
+      bHh: checkVector(op, where, 'bHh', w.bHh, E, 3 * H),
+      input,
+      layerNorm,
+    });
+  }
   s.assertSupports(op, 'matmul', 'gruRecurrence');
   return { op, ensemble, hidden, dtype, layers };
 }
 
-/** The value most entries have; a tie goes to the one seen first (x, the call's input, leads). */
-function majority<T>(values: readonly T[]): T {
-  let best = values[0] as T;
+/** Checks `t` as the call's tensor `name` and adds it to `named`; nothing when it is undefined (not given). */
+function given(s: Session, op: string, named: NamedTensors, name: string, t: unknown): void {
+  if (t === undefined) return;
+  s.checkTensor(op, t, name);
+  named.names.push(name);
+  named.tensors.push(t);
+}
+
+/** `t` (when given) after checking that it is [n], or [E, n] for an ensemble. */
+function checkVector(op: string, where: string, name: string, t: Tensor | undefined, E: number | undefined, n: number): Tensor | undefined {
+  if (t !== undefined && !isStacked(t.shape, E, n)) {
+    throw new InvalidArgumentError(`${op}: ${where}${name} must be ${formatShape(stacked(E, n))}, got ${formatShape(t.shape)}`);
+  }
+  return t;
+}
+
+/** Whether `shape` is [d0] or [d0, d1], behind a leading [E] when E is given (an ensemble). */
+function isStacked(shape: readonly number[], E: number | undefined, d0: number, d1?: number): boolean {
+  const at = E === undefined ? 0 : 1;
+  if (E !== undefined && shape[0] !== E) return false;
+  return shape.length === at + (d1 === undefined ? 1 : 2) && shape[at] === d0 && (d1 === undefined || shape[at + 1] === d1);
+}
+
+/** The shape `dims` behind a leading [E] when E is given: what {@link isStacked} accepts, for messages. */
+function stacked(E: number | undefined, ...dims: number[]): number[] {
+  return E === undefined ? dims : [E, ...dims];
+}
+
+/** The dtype most tensors have; a tie goes to the one seen first (x, the call's input, leads). */
+function majorityDType(tensors: readonly Tensor[]): DType {
+  let best = tensors[0]!.dtype;
+  let agreed = 1;
+  while (agreed < tensors.length && tensors[agreed]!.dtype === best) agreed++;
+  if (agreed === tensors.length) return best; // all agree: the common case, without counting
   let bestCount = 0;
-  for (const v of values) {
-    const count = values.filter((w) => w === v).length;
-    if (count > bestCount) [best, bestCount] = [v, count];
+  for (const t of tensors) {
+    let count = 0;
+    for (const u of tensors) if (u.dtype === t.dtype) count++;
+    if (count > bestCount) [best, bestCount] = [t.dtype, count];
   }
   return best;
 }
@@ -735,11 +782,17 @@ function inferSizes(op: string, wIh: Tensor, wHh: Tensor): { ensemble: number | 
   const ensemble = wHh.rank === 3 ? wHh.shape[0]! : undefined;
   const rows = wHh.shape[wHh.rank - 2]!;
   const cols = wHh.shape[wHh.rank - 1]!;
-  const votes = [wIh.rank >= 2 ? wIh.shape[wIh.rank - 2]! / 3 : NaN, rows / 3, cols].filter((h) => Number.isInteger(h) && h > 0);
-  const agreed = votes.find((h, i) => votes.indexOf(h) !== i);
-  const hidden = agreed ?? (Number.isInteger(rows / 3) ? rows / 3 : cols);
+  const byIh = wIh.rank >= 2 ? wIh.shape[wIh.rank - 2]! / 3 : NaN;
+  const byRows = rows / 3;
+  // Of three votes at most one size has two; each vote counts only as a positive integer.
+  const agreed = isSize(byIh) && byIh === byRows ? byIh : isSize(cols) && (byIh === cols || byRows === cols) ? cols : undefined;
+  const hidden = agreed ?? (Number.isInteger(byRows) ? byRows : cols);
   if (ensemble === 0 || hidden === 0) throw new InvalidArgumentError(`${op}: wHh ${formatShape(wHh.shape)} is empty`);
   return { ensemble, hidden };
+}
+
+function isSize(h: number): boolean {
+  return Number.isInteger(h) && h > 0;
 }
 
 /** x [B, T, in] ([B, in] for a cell) or, for an ensemble, also with a leading [E]; already a checked tensor of the stack's dtype. */
@@ -760,26 +813,26 @@ export function checkInput(op: string, x: Tensor, name: string, stack: CheckedSt
 function checkProjection(op: string, p: unknown, stack: CheckedStack, S: number): { weight: Tensor; bias: Tensor | undefined } {
   if (p === undefined || p === null) throw new InvalidArgumentError(`${op}: outputProjection { weight, bias? } is required`);
   const { weight, bias } = checkOptions<GruOutputProjection>(op, p, GRU_PROJECTION_KEYS, 'outputProjection');
-  const lead = stack.ensemble !== undefined ? [stack.ensemble] : [];
+  const E = stack.ensemble;
+  const H = stack.hidden;
   if (weight === undefined) {
-    throw new InvalidArgumentError(`${op}: outputProjection.weight must be a Tensor ${formatShape([S, stack.hidden])} (hidden → the ${S} inputs of layer 0), got undefined`);
+    throw new InvalidArgumentError(`${op}: outputProjection.weight must be a Tensor ${formatShape([S, H])} (hidden → the ${S} inputs of layer 0), got undefined`);
   }
-  const shared = sameShape(weight.shape, [S, stack.hidden]);
-  if (!shared && !sameShape(weight.shape, [...lead, S, stack.hidden])) {
+  const shared = isStacked(weight.shape, undefined, S, H);
+  if (!shared && !isStacked(weight.shape, E, S, H)) {
     throw new InvalidArgumentError(
-      `${op}: outputProjection.weight must be ${formatShape([...lead, S, stack.hidden])} (hidden → the ${S} inputs of layer 0), got ${formatShape(weight.shape)}`,
+      `${op}: outputProjection.weight must be ${formatShape(stacked(E, S, H))} (hidden → the ${S} inputs of layer 0), got ${formatShape(weight.shape)}`,
     );
   }
-  if (bias !== undefined) {
-    const want = shared ? [S] : [...lead, S];
-    if (!sameShape(bias.shape, want)) throw new InvalidArgumentError(`${op}: outputProjection.bias must be ${formatShape(want)}, got ${formatShape(bias.shape)}`);
+  if (bias !== undefined && !isStacked(bias.shape, shared ? undefined : E, S)) {
+    throw new InvalidArgumentError(`${op}: outputProjection.bias must be ${formatShape(stacked(shared ? undefined : E, S))}, got ${formatShape(bias.shape)}`);
   }
   return { weight, bias };
 }
 
 /** The `precision` option: 'highest' (default) or 'tf32'. */
 export function checkPrecision(op: string, precision: unknown): 'highest' | 'tf32' {
-  return checkChoice(op, 'precision', precision, ['highest', 'tf32'], 'highest');
+  return checkChoice(op, 'precision', precision, PRECISIONS, 'highest');
 }
 
 /** The `dropout` option: undefined for none (or p = 0), else p and the seed (default 0). */

@@ -8,7 +8,7 @@ import { FunctionAttribute, LaunchAttributeId } from './generated/enums.js';
 import { resolveClusterDims, resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from './launch-config.js';
 import { funcGetAttribute, funcGetParams, funcSetAttribute, type ParamInfo } from './raw/function.js';
 import type { CUfunction, CUstream } from './raw/handles.js';
-import { launchCooperativeKernel, launchKernel, launchKernelEx, type LaunchAttribute } from './raw/launch.js';
+import { launchCooperativeKernel, launchKernel, launchKernelEx, type LaunchAttribute, type LaunchConfig } from './raw/launch.js';
 import {
   occupancyAvailableDynamicSMemPerBlock,
   occupancyMaxActiveBlocksPerMultiprocessor,
@@ -67,12 +67,20 @@ export interface KernelOccupancy {
 
 const dims = new Uint32Array(6); // grid xyz, block xyz, as resolveLaunchDims writes them
 const clusterDims = new Uint32Array(3);
-const SHARED = 6; // where a kernel's checked shape keeps its dynamic shared memory
+/** Where a kernel's checked shape keeps its dynamic shared memory, and its cluster xyz. */
+const SHARED = 6;
+const CLUSTER = 7;
 
 /** Whether `dim` has the three extents at `at` of a checked shape, read as resolveLaunchDims reads it. */
 function isShape(dim: Dim3, shape: Float64Array, at: number): boolean {
   if (typeof dim === 'number') return dim === shape[at] && shape[at + 1] === 1 && shape[at + 2] === 1;
   return Array.isArray(dim) && dim.length <= 3 && dim[0] === shape[at] && (dim[1] ?? 1) === shape[at + 1] && (dim[2] ?? 1) === shape[at + 2];
+}
+
+/** A kept cuLaunchKernelEx configuration: its stream is set per launch. */
+interface ExConfig extends LaunchConfig {
+  stream: CUstream;
+  readonly cooperative: boolean;
 }
 
 /**
@@ -103,11 +111,14 @@ export class Kernel {
   #paramSizes: readonly number[] | undefined;
   #pack: ArgPack | undefined;
   /**
-   * The launch shape checked last: grid xyz, block xyz, then its dynamic shared memory. A launch
-   * repeating it skips the checks; its shared memory is NaN (equal to no value) until the first
-   * check passes and after the kernel's limits change.
+   * The launch shape checked last: grid xyz, block xyz, its dynamic shared memory, then the
+   * cluster xyz checked with it. A launch repeating it skips the checks; its shared memory (its
+   * cluster) is NaN, equal to no value, until the check passes and after the kernel's limits (the
+   * grid) change.
    */
-  readonly #shape = new Float64Array(7).fill(NaN);
+  readonly #shape = new Float64Array(10).fill(NaN);
+  /** The cuLaunchKernelEx configuration of the checked shape and cluster, once a launch asked for it. */
+  #exConfig: ExConfig | undefined;
   /** Whether the shape checked last is 1-D (grid and block y = z = 1): a launch of number extents compares two. */
   #flat = false;
 
@@ -263,6 +274,7 @@ export class Kernel {
         : isShape(grid, shape, 0) && isShape(block, shape, 3);
     if (!checked || shared !== shape[SHARED]) {
       shape[SHARED] = NaN; // not a checked shape until the checks below pass
+      shape[CLUSTER] = NaN; // a cluster is checked against the grid
       this.#limits ??= this.#launchLimits();
       resolveLaunchDims(grid, block, shared, this.#device(), this.#limits, dims);
       shape.set(dims);
@@ -296,21 +308,43 @@ export class Kernel {
     const shape = this.#shape;
     const shared = shape[SHARED]!;
     if (config.clusterDim !== undefined) {
-      resolveClusterDims(config.clusterDim, shape, this.name, clusterDims, 0);
-      const attributes: LaunchAttribute[] = [
-        { id: LaunchAttributeId.CLUSTER_DIMENSION, value: [clusterDims[0]!, clusterDims[1]!, clusterDims[2]!] },
-      ];
-      if (config.cooperative) attributes.push({ id: LaunchAttributeId.COOPERATIVE, value: 1 });
-      launchKernelEx(
-        { grid: [shape[0]!, shape[1]!, shape[2]!], block: [shape[3]!, shape[4]!, shape[5]!], sharedMemBytes: shared, stream: handle, attributes },
-        fn,
-        params,
-      );
+      launchKernelEx(this.#clusterConfig(config.clusterDim, !!config.cooperative, handle), fn, params);
     } else if (config.cooperative) {
       launchCooperativeKernel(fn, shape[0]!, shape[1]!, shape[2]!, shape[3]!, shape[4]!, shape[5]!, shared, handle, params);
     } else {
       launchKernel(fn, shape[0]!, shape[1]!, shape[2]!, shape[3]!, shape[4]!, shape[5]!, shared, handle, params);
     }
+  }
+
+  /**
+   * The cuLaunchKernelEx configuration of the checked shape with `cluster` (checked against its
+   * grid unless it repeats the cluster checked last) on `stream`: kept while the shape, cluster
+   * and launch kind repeat, so a launch builds no attribute list. A new shape has cleared the
+   * cluster checked last, and so drops the kept configuration.
+   */
+  #clusterConfig(cluster: Dim3, cooperative: boolean, stream: CUstream): LaunchConfig {
+    const shape = this.#shape;
+    let config = this.#exConfig;
+    if (config === undefined || !isShape(cluster, shape, CLUSTER) || config.cooperative !== cooperative) {
+      shape[CLUSTER] = NaN;
+      resolveClusterDims(cluster, shape, this.name, clusterDims, 0);
+      shape.set(clusterDims, CLUSTER);
+      const attributes: LaunchAttribute[] = [
+        { id: LaunchAttributeId.CLUSTER_DIMENSION, value: [clusterDims[0]!, clusterDims[1]!, clusterDims[2]!] },
+      ];
+      if (cooperative) attributes.push({ id: LaunchAttributeId.COOPERATIVE, value: 1 });
+      config = {
+        grid: [shape[0]!, shape[1]!, shape[2]!],
+        block: [shape[3]!, shape[4]!, shape[5]!],
+        sharedMemBytes: shape[SHARED]!,
+        stream,
+        attributes,
+        cooperative,
+      };
+      this.#exConfig = config;
+    }
+    config.stream = stream;
+    return config;
   }
 
   #argPack(): ArgPack {

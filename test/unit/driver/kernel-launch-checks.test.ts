@@ -4,11 +4,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cuda } from '../../../src/driver/bindings.js';
-import { FunctionAttribute } from '../../../src/driver/generated/enums.js';
+import koffi from 'koffi';
+import { FunctionAttribute, LaunchAttributeId } from '../../../src/driver/generated/enums.js';
 import { Kernel, type KernelModule } from '../../../src/driver/kernel.js';
 import { InvalidArgumentError } from '../../../src/errors.js';
 
-/** The dims of each launch the fake driver received: gx gy gz bx by bz. */
+/** The dims of each launch the fake driver received: gx gy gz bx by bz (and for cuLaunchKernelEx the cluster xyz, then 1 if cooperative). */
 const launches: number[][] = [];
 
 beforeAll(() => {
@@ -21,6 +22,21 @@ beforeAll(() => {
   Object.defineProperty(cuda, 'cuFuncGetAttribute', {
     value: (out: Int32Array, attribute: number) => {
       out[0] = attribute === FunctionAttribute.MAX_THREADS_PER_BLOCK ? 256 : attribute === FunctionAttribute.MAX_DYNAMIC_SHARED_SIZE_BYTES ? 48 * 1024 : 0;
+      return 0;
+    },
+  });
+  Object.defineProperty(cuda, 'cuLaunchKernelEx', {
+    value: (config: bigint) => {
+      const u32 = koffi.decode(config, 'uint32_t', 13) as number[];
+      const attributes = koffi.decode(config + 40n, 'uint64_t') as number | bigint;
+      const dims = [...u32.slice(0, 6)];
+      for (let i = 0; i < u32[12]!; i++) {
+        const at = BigInt(attributes) + BigInt(i * 72);
+        const [id, , x, y, z] = koffi.decode(at, 'uint32_t', 5) as number[];
+        if (id === LaunchAttributeId.CLUSTER_DIMENSION) dims.push(x!, y!, z!);
+        if (id === LaunchAttributeId.COOPERATIVE) dims.push(x!);
+      }
+      launches.push(dims);
       return 0;
     },
   });
@@ -74,6 +90,25 @@ describe('Kernel launch checks', () => {
       [2, 3, 1, 8, 8, 1],
       [2, 3, 1, 8, 8, 1],
       [2, 3, 1, 8, 8, 1],
+    ]);
+  });
+
+  it('checks a cluster against the grid it launches with, a repeated one included', () => {
+    const a = new Kernel(module, 5n, 'a').bind(['ptr']);
+    launches.length = 0;
+    a({ grid: 4, block: 64, clusterDim: [2, 1, 1] }, 16n);
+    a({ grid: 4, block: 64, clusterDim: [2, 1, 1] }, 16n);
+    expect(() => a({ grid: 6, block: 64, clusterDim: [4, 1, 1] }, 16n)).toThrow(/clusterDim\.x = 4 does not divide grid\.x = 6/);
+    a({ grid: 6, block: 64, clusterDim: 3 }, 16n);
+    a({ grid: 6, block: 64, clusterDim: 3, cooperative: true }, 16n);
+    expect(() => a({ grid: 8, block: 64, clusterDim: 3 }, 16n)).toThrow(/clusterDim\.x = 3 does not divide grid\.x = 8/);
+    a({ grid: 6, block: 64, clusterDim: 3 }, 16n);
+    expect(launches).toEqual([
+      [4, 1, 1, 64, 1, 1, 2, 1, 1],
+      [4, 1, 1, 64, 1, 1, 2, 1, 1],
+      [6, 1, 1, 64, 1, 1, 3, 1, 1],
+      [6, 1, 1, 64, 1, 1, 3, 1, 1, 1],
+      [6, 1, 1, 64, 1, 1, 3, 1, 1],
     ]);
   });
 });

@@ -32,8 +32,16 @@ const SIZE_REFUSED: ReadonlySet<number> = new Set([CudaResult.CUDA_ERROR_INVALID
 
 /** Clusters resident at once, per kernel dtype, cluster size and shared memory: asked once per backend. */
 const RESIDENT_CLUSTERS: OpStateKey<Map<string, number>, CudaContext> = { name: 'gru rollout clusters', create: () => new Map() };
-/** The plan 'auto' takes (null: none), per dtype and E, B, H, S: a rollout's host cost is most of a small one's time. */
-const AUTO_PLANS: OpStateKey<Map<string, RolloutClusterPlan | null>, CudaContext> = { name: 'gru rollout cluster plans', create: () => new Map() };
+/**
+ * The plan 'auto' takes (null: none), per dtype and E, B, H, S, and the one it took last with its
+ * kernel: a pipeline asks for the same rollout pass after pass, and a rollout's host cost is most
+ * of a small one's time (the shortcut builds no key string).
+ */
+class AutoPlans {
+  readonly byShape = new Map<string, RolloutClusterPlan | null>();
+  last: { dtype: DType; E: number; B: number; H: number; S: number; plan: RolloutClusterPlan | undefined; kernel: RegisteredKernel | undefined } | undefined;
+}
+const AUTO_PLANS: OpStateKey<AutoPlans, CudaContext> = { name: 'gru rollout cluster plans', create: () => new AutoPlans() };
 
 /**
  * Runs the rollout (a float dtype) over clusters where the device launches them: with `cluster`
@@ -43,9 +51,18 @@ const AUTO_PLANS: OpStateKey<Map<string, RolloutClusterPlan | null>, CudaContext
 export function cudaGruRolloutCluster(backend: CudaContext, p: GruRolloutParams, cluster?: number): boolean {
   const { ensemble: E, batch: B, hidden: H, input: S, steps } = p;
   const dtype = p.hN.dtype;
-  const plan = cluster === undefined ? autoClusterPlan(backend, dtype, E, B, H, S) : pickPlan(backend, dtype, B, H, S, [cluster], 1);
-  if (plan === undefined) return false;
-  const k = clusterKernel(backend, dtype);
+  let plan: RolloutClusterPlan | undefined;
+  let k: RegisteredKernel | undefined;
+  const last = cluster === undefined ? backend.states.get(AUTO_PLANS).last : undefined;
+  if (last !== undefined && last.dtype === dtype && last.E === E && last.B === B && last.H === H && last.S === S) {
+    ({ plan, kernel: k } = last);
+  } else {
+    plan = cluster === undefined ? autoClusterPlan(backend, dtype, E, B, H, S) : pickPlan(backend, dtype, B, H, S, [cluster], 1);
+    // Compiled only where a plan will launch it.
+    k = plan === undefined ? undefined : clusterKernel(backend, dtype);
+    if (cluster === undefined) backend.states.get(AUTO_PLANS).last = { dtype, E, B, H, S, plan, kernel: k };
+  }
+  if (plan === undefined || k === undefined) return false;
   const stream = backend.enqueue(p.state, p.h0, p.wIh, p.wHh, p.bIh, p.bHh, p.outWeight, p.outBias, p.states, p.hN);
   k.launch(
     { grid: E * plan.cluster, block: ROLLOUT_CLUSTER_THREADS, sharedMemBytes: plan.sharedBytes, clusterDim: [plan.cluster, 1, 1], stream },
@@ -69,7 +86,7 @@ export function cudaGruRolloutCluster(backend: CudaContext, p: GruRolloutParams,
  * cooperative).
  */
 export function autoClusterPlan(backend: CudaContext, dtype: DType, E: number, B: number, H: number, S: number): RolloutClusterPlan | undefined {
-  const plans = backend.states.get(AUTO_PLANS);
+  const plans = backend.states.get(AUTO_PLANS).byShape;
   const key = `${dtype}|${E}|${B}|${H}|${S}`;
   let plan = plans.get(key);
   if (plan === undefined) {

@@ -53,7 +53,7 @@ export function smallDenseLimits(sharedMemoryPerBlockOptin: number): SmallDenseL
 /** out (rows×cols) ← the orthonormal Q of x's Householder QR (x unchanged); the panel must fit {@link smallDenseLimits}. */
 export function smallQr(backend: CudaContext, x: TensorView, out: TensorView, rows: number, cols: number): void {
   const stream = backend.enqueue(x, out);
-  const k = backend.kernel('small_dense|small_qr', () => SMALL_DENSE_SPEC, 'small_qr', QR_SIGNATURE);
+  const k = backend.kernel('small_dense|small_qr', smallDenseSpec, 'small_qr', QR_SIGNATURE);
   const sharedMemBytes = rows * (cols | 1) * 4; // an odd row stride (see small_qr)
   // Raises the kernel's dynamic shared memory limit where the panel needs more than 48 KB.
   if (k.residentGrid(QR_THREADS, sharedMemBytes) === 0) {
@@ -65,7 +65,7 @@ export function smallQr(backend: CudaContext, x: TensorView, out: TensorView, ro
 /** a (n×n) = leftᵀ·diag(s)·right, singular vectors as rows, s descending; info 0, or 1 when Jacobi did not converge. */
 export function smallSvd(backend: CudaContext, a: TensorView, left: TensorView, s: TensorView, right: TensorView, n: number, info: TensorView): void {
   const stream = backend.enqueue(a, left, s, right, info);
-  const k = backend.kernel('small_dense|small_svd', () => SMALL_DENSE_SPEC, 'small_svd', SVD_SIGNATURE);
+  const k = backend.kernel('small_dense|small_svd', smallDenseSpec, 'small_svd', SVD_SIGNATURE);
   // A warp per pair of columns of one round of the circle method.
   const block = 32 * Math.max(1, Math.ceil(n / 2));
   k.launch({ grid: 1, block, stream }, backend.address(a), backend.address(left), backend.address(s), backend.address(right), n, backend.address(info));
@@ -98,6 +98,10 @@ export function smallRandomizedSvdFits(m: number, n: number, q: number, sharedMe
 const RSVD_CLUSTER = 8;
 /** Threads per CTA of the cluster form (`RSVD_CLUSTER_THREADS`). */
 const RSVD_CLUSTER_THREADS = 256;
+const RSVD_CLUSTER_DIM = [RSVD_CLUSTER, 1, 1] as const;
+/** The modules' specs as the kernel registry asks for them (one function each, not one per launch). */
+const smallDenseSpec = (): ModuleSpec => SMALL_DENSE_SPEC;
+const rsvdClusterSpec = (): ModuleSpec => SMALL_RSVD_CLUSTER_SPEC;
 
 /** The cluster form's dynamic shared memory: 2q² doubles, A's and Y's and U's local rows, Aᵀ·Y's partial, Z, and the owned rows of Z and P. */
 function rsvdClusterBytes(m: number, n: number, q: number): number {
@@ -124,17 +128,22 @@ export function smallRandomizedSvd(backend: CudaContext, views: TruncatedSvdView
   const { a, u, s, v, status } = views;
   const { m, n, q, rank, powerIterations, seed } = problem;
   const stream = backend.enqueue(a, u, s, v, status);
-  const outputs = [backend.address(u), backend.address(s), backend.address(v), m, n, q, rank, powerIterations, backend.address(status)];
+  // The arguments one by one, not spread from a list (nor the seed's words destructured): a
+  // pipeline calls this once a pass, before V8 optimises it, when iterators cost most.
   if (!problem.householderFallback && backend.clusterLaunch) {
-    const cluster = backend.kernel('small_rsvd_cluster', () => SMALL_RSVD_CLUSTER_SPEC, 'small_rsvd_cluster', RSVD_CLUSTER_SIGNATURE);
+    const cluster = backend.kernel('small_rsvd_cluster', rsvdClusterSpec, 'small_rsvd_cluster', RSVD_CLUSTER_SIGNATURE);
     const sharedMemBytes = rsvdClusterBytes(m, n, q);
     if (q <= RSVD_MAX_WIDTH && cluster.residentGrid(RSVD_CLUSTER_THREADS, sharedMemBytes) > 0) {
-      const [seedLo, seedHi] = seedWords(seed);
-      cluster.launch({ grid: RSVD_CLUSTER, block: RSVD_CLUSTER_THREADS, clusterDim: [RSVD_CLUSTER, 1, 1], sharedMemBytes, stream }, backend.address(a), seedLo, seedHi, ...outputs);
+      const words = seedWords(seed);
+      cluster.launch(
+        { grid: RSVD_CLUSTER, block: RSVD_CLUSTER_THREADS, clusterDim: RSVD_CLUSTER_DIM, sharedMemBytes, stream },
+        backend.address(a), words[0], words[1],
+        backend.address(u), backend.address(s), backend.address(v), m, n, q, rank, powerIterations, backend.address(status),
+      );
       return;
     }
   }
-  const k = backend.kernel('small_dense|small_rsvd', () => SMALL_DENSE_SPEC, 'small_rsvd', RSVD_SIGNATURE);
+  const k = backend.kernel('small_dense|small_rsvd', smallDenseSpec, 'small_rsvd', RSVD_SIGNATURE);
   const sharedMemBytes = rsvdPanelBytes(m, n, q);
   if (k.residentGrid(RSVD_THREADS, sharedMemBytes) === 0) {
     throw new GpuError('UNSUPPORTED', `svd: the panels of a ${m}×${n} matrix at sketch width ${q} do not fit one block's shared memory`);
@@ -144,7 +153,11 @@ export function smallRandomizedSvd(backend: CudaContext, views: TruncatedSvdView
   try {
     const omega: TensorView = { buffer, dtype: 'f32', shape: [n, q], offset: 0, size: n * q };
     random(backend, omega, 'normal', seed, 0, 1);
-    k.launch({ grid: 1, block: RSVD_THREADS, sharedMemBytes, stream }, backend.address(a), backend.address(omega), ...outputs);
+    k.launch(
+      { grid: 1, block: RSVD_THREADS, sharedMemBytes, stream },
+      backend.address(a), backend.address(omega),
+      backend.address(u), backend.address(s), backend.address(v), m, n, q, rank, powerIterations, backend.address(status),
+    );
   } finally {
     backend.free(buffer);
   }

@@ -146,7 +146,9 @@ function oneLaunchSvd(
 ): { result: SvdResult; maxAbs: number } {
   const q = sketchWidth(o);
   const k = o.rank;
-  using status = s.empty<'f32'>('svd', [3], 'f32');
+  // Indexed reads and try/finally, not destructuring and `using`: before V8 optimises this path
+  // (a pipeline calls it once a pass) their iterator and disposal helpers cost more than the rest.
+  const status = s.empty<'f32'>('svd', [3], 'f32');
   const made: Tensor<'f32'>[] = [];
   try {
     const u = s.empty<'f32'>('svd', [o.m, k], 'f32');
@@ -159,19 +161,24 @@ function oneLaunchSvd(
     const shape = { m: o.m, n: o.n, q, rank: k, powerIterations: o.powerIterations, seed: o.seed };
     linalg.truncatedSvd!.run(views, shape);
     probe?.mark('one launch');
-    let [hi, lo, info] = status.toArraySync() as Float32Array;
+    let read = status.toArraySync() as Float32Array;
     probe?.mark('status read-back');
-    if (info === 2) {
+    if (read[2] === 2) {
       // CholeskyQR2 broke down (a rank-deficient sketch) where the launch has no fallback.
       linalg.truncatedSvd!.run(views, { ...shape, householderFallback: true });
-      [hi, lo, info] = status.toArraySync() as Float32Array;
+      read = status.toArraySync() as Float32Array;
     }
-    refuseNonFinite(a, hi!, lo!);
-    if (info !== 0) throw new DenseLinalgError(`the Jacobi SVD of the ${q}×${q} core`, info!, linalg.name);
-    return { result: { u, s: sv, v }, maxAbs: Math.max(Math.abs(hi!), Math.abs(lo!)) };
+    const hi = read[0]!;
+    const lo = read[1]!;
+    const info = read[2]!;
+    refuseNonFinite(a, hi, lo);
+    if (info !== 0) throw new DenseLinalgError(`the Jacobi SVD of the ${q}×${q} core`, info, linalg.name);
+    return { result: { u, s: sv, v }, maxAbs: Math.max(Math.abs(hi), Math.abs(lo)) };
   } catch (err) {
     for (const t of made) t.dispose();
     throw err;
+  } finally {
+    status.dispose();
   }
 }
 
@@ -219,7 +226,8 @@ function resolve(s: Session, a: Tensor, options: unknown): SvdProblem {
     throw new InvalidArgumentError(`${op}: a must be f32, got ${a.toString()}; cast it first, e.g. gpu.cast(a, 'f32')`);
   }
   if (a.rank !== 2) throw new InvalidArgumentError(`${op}: a must be a 2-D matrix [m, n], got ${a.toString()}`);
-  const [m, n] = a.shape as [number, number];
+  const m = a.shape[0]!;
+  const n = a.shape[1]!;
   if (m === 0 || n === 0) throw new InvalidArgumentError(`${op}: a ${a.toString()} is empty`);
   const full = checkFlag(op, 'full', o.full, false);
   const smaller = Math.min(m, n);

@@ -47,24 +47,38 @@ export function capture<A extends Tensor[], R extends CaptureResult>(s: Session,
   if (typeof fn !== 'function') throw new InvalidArgumentError(`${OP}: fn must be a function, got ${describeValue(fn)}`);
   if (!Array.isArray(exampleInputs)) throw new InvalidArgumentError(`${OP}: exampleInputs must be an array of tensors, got ${describeValue(exampleInputs)}`);
   exampleInputs.forEach((t, i) => s.checkTensor(OP, t, `exampleInputs[${i}]`));
-  const signature = exampleInputs.map((t) => ({ shape: t.shape, dtype: t.dtype }));
-  const checkInputs = (inputs: unknown[]): void => {
-    if (inputs.length !== signature.length) {
-      throw new CaptureError(`${OP}: the captured function takes ${signature.length} input${signature.length === 1 ? '' : 's'}, got ${inputs.length}`);
-    }
-    inputs.forEach((t, i) => {
-      s.checkTensor(OP, t, `input ${i}`);
-      const want = signature[i]!;
-      if (t.dtype !== want.dtype || !sameShape(t.shape, want.shape)) {
-        throw new CaptureError(
-          `${OP}: input ${i} is ${t.toString()} but was captured as ${want.dtype} ${formatShape(want.shape)}; ` +
-            `a capture replays fixed shapes: capture again for new ones`,
-        );
-      }
-    });
-  };
+  const signature: InputSignature[] = exampleInputs.map((t, i) => ({ name: `input ${i}`, shape: t.shape, dtype: t.dtype }));
+  const checkInputs = (inputs: unknown[]): void => checkCallInputs(s, signature, inputs);
   const record = s.backend.recordGraph?.bind(s.backend);
   return record === undefined ? eager(s, fn, checkInputs) : recorded(s, fn, exampleInputs, checkInputs, record);
+}
+
+/** What a captured function's input must be: its example's shape and dtype (and its name in messages). */
+interface InputSignature {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly dtype: string;
+}
+
+/**
+ * Checks a call's inputs against the signature. Runs on every call, so a loop over the
+ * signature's own names, without a closure or a name string per input.
+ */
+function checkCallInputs(s: Session, signature: readonly InputSignature[], inputs: unknown[]): void {
+  if (inputs.length !== signature.length) {
+    throw new CaptureError(`${OP}: the captured function takes ${signature.length} input${signature.length === 1 ? '' : 's'}, got ${inputs.length}`);
+  }
+  for (let i = 0; i < inputs.length; i++) {
+    const t = inputs[i];
+    const want = signature[i]!;
+    s.checkTensor(OP, t, want.name);
+    if (t.dtype !== want.dtype || !sameShape(t.shape, want.shape)) {
+      throw new CaptureError(
+        `${OP}: input ${i} is ${t.toString()} but was captured as ${want.dtype} ${formatShape(want.shape)}; ` +
+          `a capture replays fixed shapes: capture again for new ones`,
+      );
+    }
+  }
 }
 
 /** The backend has no graphs: each call runs `fn` in a scope, with the same checks. */
@@ -131,11 +145,9 @@ function recorded<A extends Tensor[], R extends CaptureResult>(
   const call = (...inputs: A): R => {
     if (disposed) throw new DisposedError('The captured function');
     checkInputs(inputs);
-    inputs.forEach((t, i) => {
-      if (t !== slots[i]) s.backend.copy(slots[i]!.view, t.view);
-    });
+    for (let i = 0; i < inputs.length; i++) if (inputs[i] !== slots[i]) s.backend.copy(slots[i]!.view, inputs[i]!.view);
     g.replay();
-    return mapResult(out, (t) => copy(s, t));
+    return copyResult(s, out);
   };
   return finish(
     call,
@@ -193,18 +205,27 @@ function tensorsOf(result: CaptureResult, strict = false): Tensor[] {
   return values.filter((v): v is Tensor => v instanceof Tensor);
 }
 
-/** `result` with each tensor replaced by `f(tensor)`; the new tensors are disposed again if one `f` throws. */
-function mapResult<R extends CaptureResult>(result: R, f: (t: Tensor) => Tensor): R {
+/**
+ * `result` with each tensor replaced by a copy (a replay's outputs are the graph's own); the
+ * copies are disposed again if one cannot be made. Loops, not map callbacks: it runs every call.
+ */
+function copyResult<R extends CaptureResult>(s: Session, result: R): R {
+  if (result instanceof Tensor) return copy(s, result) as R;
   const made: Tensor[] = [];
   try {
-    const map = (t: Tensor) => {
-      const m = f(t);
-      made.push(m);
-      return m;
-    };
-    if (result instanceof Tensor) return map(result) as R;
-    if (Array.isArray(result)) return (result as Tensor[]).map(map) as unknown as R;
-    return Object.fromEntries(Object.entries(result).map(([k, t]) => [k, map(t as Tensor)])) as R;
+    if (Array.isArray(result)) {
+      for (let i = 0; i < result.length; i++) made.push(copy(s, result[i] as Tensor));
+      return made as unknown as R;
+    }
+    const named: Record<string, Tensor> = {};
+    const keys = Object.keys(result);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const c = copy(s, (result as Record<string, Tensor>)[key]!);
+      made.push(c);
+      named[key] = c;
+    }
+    return named as R;
   } catch (err) {
     for (const t of made) t.dispose();
     throw err;

@@ -117,31 +117,43 @@ export function crossEntropyTerms(s: Session, op: string, logits: Tensor, target
   const { classes } = shape;
   const rows = logits.size / classes;
   const made: Tensor[] = [];
-  const keep = <T extends Tensor>(t: T): T => {
-    made.push(t);
-    return t;
-  };
-  const dispose = () => {
-    for (const t of made) t.dispose();
-  };
   try {
     using x = logits.reshape([rows, classes]);
     using wide = x.dtype === 'f32' ? undefined : cast(s, x, 'f32');
-    const logProbs = keep(softmax(s, (wide ?? x) as Tensor<'f32'>, true));
+    const logProbs = softmax(s, (wide ?? x) as Tensor<'f32'>, true);
+    made.push(logProbs);
     let weights: Tensor<'f32'>;
     let count: Tensor<'f32'> | undefined;
     if (shape.indices) {
       using flat = targets.reshape([rows]) as Tensor<'i32'>;
-      weights = keep(oneHotAlong<'f32'>(s, op, flat, classes, rows, 1, [rows, classes], 'f32'));
-      count = keep(reduce(s, 'sum', weights, undefined));
+      weights = oneHotAlong<'f32'>(s, op, flat, classes, rows, 1, [rows, classes], 'f32');
+      made.push(weights);
+      count = reduce(s, 'sum', weights, undefined);
+      made.push(count);
     } else {
       using t = targets.reshape([rows, classes]);
-      weights = keep((t.dtype === 'f32' ? t.detach() : cast(s, t, 'f32')) as Tensor<'f32'>);
+      weights = (t.dtype === 'f32' ? t.detach() : cast(s, t, 'f32')) as Tensor<'f32'>;
+      made.push(weights);
     }
-    return { logProbs, weights, count, [Symbol.dispose]: dispose };
+    return new Terms(logProbs, weights, count);
   } catch (err) {
-    dispose();
+    for (const t of made) t.dispose();
     throw err;
+  }
+}
+
+/** {@link CrossEntropyTerms} as made: one class, not a dispose closure per call. */
+class Terms implements CrossEntropyTerms {
+  constructor(
+    readonly logProbs: Tensor<'f32'>,
+    readonly weights: Tensor<'f32'>,
+    readonly count: Tensor<'f32'> | undefined,
+  ) {}
+
+  [Symbol.dispose](): void {
+    this.logProbs.dispose();
+    this.weights.dispose();
+    this.count?.dispose();
   }
 }
 

@@ -1,28 +1,43 @@
-import { ArgPack, boundCountError, checkSlot, type ArgType } from './kernel-args.js';
+import koffi from 'koffi';
+import { boundCountError, checkSlot, ScalarViews, U64_MAX, type ArgType } from './kernel-args.js';
 
 /** What a slot holds before its first write: equal to no value. */
 const UNWRITTEN = Symbol('unwritten');
+const SLOT_BYTES = 8;
 
 /**
- * The argument memory of one declared-signature launcher (`Kernel.bind`): an {@link ArgPack} of
- * the signature's size, and the value each slot holds now. A launch checks and writes only the
- * slots whose value changed since the last one. Ops launch the same kernel with the same buffers,
- * sizes and scalars again and again, and until V8 optimises the launch path (dozens of passes)
- * every range check and typed-array store runs in the interpreter.
+ * The argument memory of one declared-signature launcher (`Kernel.bind`): an 8-byte slot per
+ * argument and the `void *[]` pointing at them (written once), and the value each slot holds now.
+ * A launch checks and writes only the slots whose value changed since the last one. Ops launch
+ * the same kernel with the same buffers, sizes and scalars again and again, and until V8
+ * optimises the launch path (dozens of passes) every range check and typed-array store runs in
+ * the interpreter.
  *
- * Not re-entrant, as ArgPack: the driver copies the arguments during the launch call.
+ * Not re-entrant: the driver copies the arguments during the launch call.
  */
 export class BoundArgs {
-  readonly #pack: ArgPack;
   readonly #types: readonly ArgType[];
   /** Per slot, the value written there (a `ptr` slot's address, not its buffer). */
   readonly #held: unknown[];
+  readonly #scalars: ScalarViews;
+  readonly #u64: BigUint64Array;
+  /** The `void *[]`; kept referenced, as the value buffer is by #scalars, so the memory lives. */
+  readonly #addresses: BigUint64Array;
+  readonly #address: bigint;
 
   /** @param signature - slot types, already checked by the caller. */
   constructor(signature: readonly ArgType[]) {
     this.#types = [...signature];
     this.#held = this.#types.map(() => UNWRITTEN);
-    this.#pack = new ArgPack(Math.max(signature.length, 1));
+    const slots = Math.max(signature.length, 1);
+    // ArrayBuffers, not small typed arrays: their memory is off the V8 heap and never moves.
+    const values = new ArrayBuffer(slots * SLOT_BYTES);
+    this.#scalars = new ScalarViews(values);
+    this.#u64 = new BigUint64Array(values);
+    this.#addresses = new BigUint64Array(new ArrayBuffer(slots * 8));
+    const base = koffi.address(values);
+    for (let i = 0; i < slots; i++) this.#addresses[i] = base + BigInt(i * SLOT_BYTES);
+    this.#address = koffi.address(this.#addresses.buffer);
   }
 
   /**
@@ -42,13 +57,19 @@ export class BoundArgs {
       // 0 === -0: a zero is written again, so a float slot keeps the sign it was given.
       if (value === held[i] && value !== 0) continue;
       const type = types[i]!;
+      if (type === 'ptr' && typeof value === 'bigint' && value >= 0n && value <= U64_MAX) {
+        // The slot that changes most (an op's buffers move in the pool), written without a call.
+        this.#u64[i] = value;
+        held[i] = value;
+        continue;
+      }
       // A buffer is checked on every launch (its ptr getter refuses a disposed buffer), then
       // written only where its address differs from the slot's.
       const checked = checkSlot(type, value, i, kernelName);
-      if (checked === held[i] && checked !== 0) continue;
-      this.#pack.writeSlot(i, type, checked);
+      if (checked !== value && checked === held[i]) continue;
+      this.#scalars.write(i * SLOT_BYTES, type, checked);
       held[i] = checked;
     }
-    return this.#pack.address;
+    return this.#address;
   }
 }

@@ -46,7 +46,8 @@ const I32_MAX = 2 ** 31 - 1;
 const U32_MAX = 2 ** 32 - 1;
 const I64_MIN = -(2n ** 63n);
 const I64_MAX = 2n ** 63n - 1n;
-const U64_MAX = 2n ** 64n - 1n;
+/** The largest u64, and device address. */
+export const U64_MAX = 2n ** 64n - 1n;
 
 /** A C `int` (int32_t). */
 export function i32(value: number): ScalarArg {
@@ -129,6 +130,52 @@ const SLOT_BYTES = 8;
 const MAX_ALIGNMENT = 128;
 
 /**
+ * @internal Typed views over one argument buffer: writes a scalar of any slot type at a byte
+ * offset, as the kernel reads it (shared by {@link ArgPack} and the bound launchers' memory).
+ */
+export class ScalarViews {
+  readonly #i32: Int32Array;
+  readonly #u32: Uint32Array;
+  readonly #f32: Float32Array;
+  readonly #f64: Float64Array;
+  readonly #u64: BigUint64Array;
+
+  constructor(buffer: ArrayBuffer) {
+    this.#i32 = new Int32Array(buffer);
+    this.#u32 = new Uint32Array(buffer);
+    this.#f32 = new Float32Array(buffer);
+    this.#f64 = new Float64Array(buffer);
+    this.#u64 = new BigUint64Array(buffer);
+  }
+
+  /** Writes `value` (checked for `type`) at byte offset `at` (8-aligned for 8-byte types). */
+  write(at: number, type: ScalarType, value: number | bigint): void {
+    switch (type) {
+      case 'i32':
+        this.#i32[at >> 2] = value as number;
+        return;
+      case 'u32':
+        this.#u32[at >> 2] = value as number;
+        return;
+      case 'f32':
+        this.#f32[at >> 2] = value as number;
+        return;
+      case 'f64':
+        this.#f64[at >> 3] = value as number;
+        return;
+      default:
+        if (typeof value === 'bigint') {
+          this.#u64[at >> 3] = value; // stored modulo 2^64: two's complement for negative i64
+        } else {
+          // Two 32-bit halves of a safe integer, two's complement, without allocating a BigInt.
+          this.#u32[at >> 2] = value >>> 0;
+          this.#i32[(at >> 2) + 1] = Math.floor(value / 4294967296) | 0;
+        }
+    }
+  }
+}
+
+/**
  * The memory one kernel's launches pass to the driver: ONE buffer holding
  * the argument values and ONE array of their addresses, both reused by every
  * launch, so packing allocates nothing. Scalars sit in 8-byte slots at fixed
@@ -144,10 +191,7 @@ export class ArgPack {
   #base = 0; // byte offset of the 128-byte-aligned start of the value area
   #capacity = 0; // usable value bytes from #base
   #baseAddress = 0n;
-  #i32!: Int32Array;
-  #u32!: Uint32Array;
-  #f32!: Float32Array;
-  #f64!: Float64Array;
+  #scalars!: ScalarViews;
   #u64!: BigUint64Array;
   #bytes!: Uint8Array;
   #offsets: Int32Array; // current byte offset (from #base) of each slot
@@ -195,7 +239,7 @@ export class ArgPack {
         const type = arg.type;
         size = type === 'i32' || type === 'u32' || type === 'f32' ? 4 : 8;
         this.#place(i, cursor);
-        this.#writeScalar(cursor, type, arg.value);
+        this.#scalars.write(this.#base + cursor, type, arg.value);
         cursor += SLOT_BYTES;
       } else if (arg instanceof BytesArg) {
         size = arg.data.byteLength;
@@ -236,19 +280,11 @@ export class ArgPack {
     if (values.length - first !== count) throw boundCountError(kernelName, count, values.length - first);
     for (let i = 0; i < count; i++) {
       const type = signature[i]!;
-      this.writeSlot(i, type, checkSlot(type, values[first + i], i, kernelName));
+      const offset = i * SLOT_BYTES;
+      this.#place(i, offset);
+      this.#scalars.write(this.#base + offset, type, checkSlot(type, values[first + i], i, kernelName));
     }
     return this.#addressesAddress;
-  }
-
-  /**
-   * Writes a value already checked by {@link checkSlot} into slot `index` at its fixed 8-byte
-   * offset (the declared-signature layout).
-   */
-  writeSlot(index: number, type: ArgType, value: number | bigint): void {
-    const offset = index * SLOT_BYTES;
-    if (this.#offsets[index] !== offset) this.#place(index, offset);
-    this.#writeScalar(offset, type, value);
   }
 
   /** Points slot `index` at `offset`, rewriting its address only when it moved. */
@@ -259,42 +295,13 @@ export class ArgPack {
     }
   }
 
-  #writeScalar(offset: number, type: ScalarType, value: number | bigint): void {
-    const at = this.#base + offset;
-    switch (type) {
-      case 'i32':
-        this.#i32[at >> 2] = value as number;
-        return;
-      case 'u32':
-        this.#u32[at >> 2] = value as number;
-        return;
-      case 'f32':
-        this.#f32[at >> 2] = value as number;
-        return;
-      case 'f64':
-        this.#f64[at >> 3] = value as number;
-        return;
-      default:
-        if (typeof value === 'bigint') {
-          this.#u64[at >> 3] = value; // stored modulo 2^64: two's complement for negative i64
-        } else {
-          // Two 32-bit halves of a safe integer, two's complement, without allocating a BigInt.
-          this.#u32[at >> 2] = value >>> 0;
-          this.#i32[(at >> 2) + 1] = Math.floor(value / 4294967296) | 0;
-        }
-    }
-  }
-
   #allocate(capacity: number): void {
     this.#values = new ArrayBuffer(capacity + MAX_ALIGNMENT);
     const address = koffi.address(this.#values);
     this.#base = (MAX_ALIGNMENT - Number(address % BigInt(MAX_ALIGNMENT))) % MAX_ALIGNMENT;
     this.#baseAddress = address + BigInt(this.#base);
     this.#capacity = capacity;
-    this.#i32 = new Int32Array(this.#values);
-    this.#u32 = new Uint32Array(this.#values);
-    this.#f32 = new Float32Array(this.#values);
-    this.#f64 = new Float64Array(this.#values);
+    this.#scalars = new ScalarViews(this.#values);
     this.#u64 = new BigUint64Array(this.#values);
     this.#bytes = new Uint8Array(this.#values);
     for (let i = 0; i < this.maxArgs; i++) {

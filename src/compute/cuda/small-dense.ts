@@ -118,9 +118,9 @@ function rsvdClusterBytes(m: number, n: number, q: number): number {
  * {@link smallRandomizedSvdFits}.
  *
  * From sm_90 it runs on a cluster of 8 CTAs (`small_rsvd_cluster`), A's rows split over them,
- * where their panels fit, and draws Ω itself. H200, same inputs, one block against the cluster:
- * 320×128 at q = 18 616 against 334 µs, 128×320 662 / 356, 200×50 at q = 14 322 / 221, 64×64 at
- * q = 16 306 / 232. That form has no Householder fallback and answers status[2] = 2 where
+ * where their panels fit, and draws Ω itself. H200, nvcc-built kernels, events over 50 launches,
+ * one block against the cluster: 320×128 at q = 18 509 against 192 µs, 128×320 553 / 215, 64×64
+ * at q = 16 230 / 136, 500×300 at q = 30 1866 / 520. That form has no Householder fallback and answers status[2] = 2 where
  * CholeskyQR2 breaks down; the caller then asks again with `householderFallback`, which takes the
  * one block, after Ω drawn by the random kernel into a pool block.
  */

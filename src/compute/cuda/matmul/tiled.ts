@@ -60,7 +60,7 @@ export function runTiled(backend: CudaContext, r: Resolved, tiled: TiledLaunch):
   for (let z0 = 0; z0 < p.batch; z0 += MAX_GRID_Z) {
     const slice = Math.min(MAX_GRID_Z, p.batch - z0);
     tiled.kernel.launch(
-      // A plain number grid (one slice) takes the launcher's checked-shape shortcut.
+      // One slice as a number grid: the launcher's repeated-shape test compares two numbers, not an array.
       { grid: slice === 1 ? tiled.grid : [tiled.grid, 1, slice], block: tiled.block, sharedMemBytes: tiled.sharedMemBytes, stream },
       sliceAt(r.a, z0, p.aBatchStride, elem),
       sliceAt(r.b, z0, p.bBatchStride, elem),

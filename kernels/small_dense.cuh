@@ -8,7 +8,7 @@
 // 1e-5 of the column), a column counts as dependent and CholeskyQR2 gives way to Householder.
 #define SMALL_QR_PIVOT_FLOOR 1e-10
 // Lanes that share a pair of columns in a Jacobi round, by default.
-#define JACOBI_PAIR_LANES 4
+#define JACOBI_PAIR_LANES 8
 
 __device__ __forceinline__ float warp_sum_f(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -139,11 +139,6 @@ __device__ __forceinline__ void times_rows_transposed(const float* y, int rows, 
   }
 }
 
-// Player `t` of round `round` in the circle method over `m` = even players: 0 stays, the others rotate.
-__device__ __forceinline__ int circle_player(int t, int round, int m) {
-  return t == 0 ? 0 : 1 + (round + t - 1) % (m - 1);
-}
-
 // Columns of the matrix being rotated and of V (at most CAP), each contiguous, padded against bank conflicts.
 template <int CAP>
 using JacobiColumns = double[CAP][CAP + 1];
@@ -160,42 +155,52 @@ __device__ int jacobi_sweeps(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& col
   const int pairs = players / 2;
   const int pair = tid / L, sub = tid % L;
   const unsigned group = ((1u << L) - 1) << (tid & 31 & ~(L - 1));  // this pair's lanes
+  const int cycle = players - 1;
   int sweep = 0;
   for (; sweep < SMALL_SVD_SWEEPS; ++sweep) {
     int* flag = rotated + (sweep & 1);
     if (tid == 0) *flag = 0;
     __syncthreads();
     bool turned = false;
-    for (int round = 0; round < players - 1; ++round) {
+    // The circle method's pairing: seats t = pair and players − 1 − pair play each other; seat 0
+    // keeps player 0 and seat t ≥ 1 holds player 1 + (round + t − 1) mod (players − 1), stepped a
+    // round at a time rather than divided out each round.
+    int step_i = pair == 0 ? 0 : (pair - 1) % cycle, step_j = (players - 2 - pair) % cycle;
+    for (int round = 0; round < cycle; ++round) {
       if (pair < pairs) {
-        int i = circle_player(pair, round, players);
-        int j = circle_player(players - 1 - pair, round, players);
+        int i = pair == 0 ? 0 : 1 + step_i;
+        int j = 1 + step_j;
         if (i > j) {
           const int t = i;
           i = j;
           j = t;
         }
         if (j < n) {
-          // Every load of the pair's rows issued before any arithmetic (the trip count is known at
-          // compile time): a round is a chain of latencies, and a loop of dependent loads paid one
-          // shared-memory latency per row.
+          // Every load of the pair's rows issued before any arithmetic, unconditionally, so no
+          // branch separates them: a round is a chain of latencies, and a loop of dependent loads
+          // paid one shared-memory latency per row. A row past n reads the lane's own first row
+          // instead (or, where that is past n too, a row nobody writes) and counts as zero: every
+          // address a lane reads is one only it writes, so the pair needs no barrier.
           double ai[PER], aj[PER], vi[PER], vj[PER];
 #pragma unroll
           for (int t = 0; t < PER; ++t) {
             const int r = sub + t * L;
-            const bool in = r < n;
-            ai[t] = in ? cols_a[i][r] : 0.0;
-            aj[t] = in ? cols_a[j][r] : 0.0;
-            vi[t] = in ? cols_v[i][r] : 0.0;
-            vj[t] = in ? cols_v[j][r] : 0.0;
+            const int row = r < n ? r : sub;
+            const double a_i = cols_a[i][row], a_j = cols_a[j][row];
+            ai[t] = r < n ? a_i : 0.0;
+            aj[t] = r < n ? a_j : 0.0;
+            vi[t] = cols_v[i][row];
+            vj[t] = cols_v[j][row];
           }
-          double alpha = 0.0, beta = 0.0, gamma = 0.0;
+          // Two partial sums each: half as long a chain of dependent FMAs.
+          double alpha2[2] = {0.0, 0.0}, beta2[2] = {0.0, 0.0}, gamma2[2] = {0.0, 0.0};
 #pragma unroll
           for (int t = 0; t < PER; ++t) {
-            alpha = fma(ai[t], ai[t], alpha);
-            beta = fma(aj[t], aj[t], beta);
-            gamma = fma(ai[t], aj[t], gamma);
+            alpha2[t & 1] = fma(ai[t], ai[t], alpha2[t & 1]);
+            beta2[t & 1] = fma(aj[t], aj[t], beta2[t & 1]);
+            gamma2[t & 1] = fma(ai[t], aj[t], gamma2[t & 1]);
           }
+          double alpha = alpha2[0] + alpha2[1], beta = beta2[0] + beta2[1], gamma = gamma2[0] + gamma2[1];
 #pragma unroll
           for (int o = 1; o < L; o <<= 1) {
             alpha += __shfl_xor_sync(group, alpha, o);
@@ -233,6 +238,8 @@ __device__ int jacobi_sweeps(JacobiColumns<CAP>& cols_a, JacobiColumns<CAP>& col
           }
         }
       }
+      step_i = step_i + 1 == cycle ? 0 : step_i + 1;
+      step_j = step_j + 1 == cycle ? 0 : step_j + 1;
       __syncthreads();
     }
     if (turned) atomicOr(flag, 1);

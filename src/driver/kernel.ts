@@ -1,6 +1,6 @@
 import { DisposedError, InvalidArgumentError } from '../errors.js';
 import { BoundArgs } from '../ffi/bound-args.js';
-import { ArgPack, isArgType, scalarSize, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
+import { ArgPack, isArgType, slotSize, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
 import type { Context } from './context.js';
 import type { ContextCore } from './context-core.js';
 import type { Device } from './device.js';
@@ -49,8 +49,11 @@ export interface LaunchOptions {
   clusterDim?: Dim3;
 }
 
-/** A value for a slot of a declared signature: numbers for numeric slots, a bigint or DeviceBuffer for `ptr`. */
-export type BoundValue = number | bigint | DevicePointerLike;
+/**
+ * A value for a slot of a declared signature: numbers for numeric slots, a bigint or DeviceBuffer
+ * for `ptr`, a CUtensorMap's 128 bytes for `tensorMap`.
+ */
+export type BoundValue = number | bigint | DevicePointerLike | Uint8Array;
 
 /** A launcher for a declared signature, from {@link Kernel.bind}. */
 export type BoundKernel = (config: LaunchOptions, ...values: BoundValue[]) => void;
@@ -233,7 +236,7 @@ export class Kernel {
     const slots = [...signature];
     slots.forEach((type, i) => {
       if (!isArgType(type)) {
-        throw new InvalidArgumentError(`${this.name}.bind: slot ${i} has unknown type ${String(type)}; use i32 u32 i64 u64 f32 f64 ptr`);
+        throw new InvalidArgumentError(`${this.name}.bind: slot ${i} has unknown type ${String(type)}; use i32 u32 i64 u64 f32 f64 ptr tensorMap`);
       }
     });
     const params = this.params;
@@ -242,9 +245,9 @@ export class Kernel {
         throw new InvalidArgumentError(`${this.name} takes ${params.length} arguments, the signature declares ${slots.length}`);
       }
       slots.forEach((type, i) => {
-        if (scalarSize(type) !== params[i]!.size) {
+        if (slotSize(type) !== params[i]!.size) {
           throw new InvalidArgumentError(
-            `${this.name}.bind: slot ${i} is ${type} (${scalarSize(type)} bytes) but the kernel's parameter ${i} is ${params[i]!.size} bytes`,
+            `${this.name}.bind: slot ${i} is ${type} (${slotSize(type)} bytes) but the kernel's parameter ${i} is ${params[i]!.size} bytes`,
           );
         }
       });

@@ -1,13 +1,16 @@
 import koffi from 'koffi';
-import { boundCountError, checkSlot, ScalarViews, U64_MAX, type ArgType } from './kernel-args.js';
+import { badSlot, boundCountError, checkSlot, ScalarViews, TENSOR_MAP_SLOT_BYTES, U64_MAX, type ArgType } from './kernel-args.js';
 
 /** What a slot holds before its first write: equal to no value. */
 const UNWRITTEN = Symbol('unwritten');
 const SLOT_BYTES = 8;
+/** A CUtensorMap's alignment. */
+const TENSOR_MAP_ALIGNMENT = 64;
 
 /**
  * The argument memory of one declared-signature launcher (`Kernel.bind`): an 8-byte slot per
- * argument and the `void *[]` pointing at them (written once), and the value each slot holds now.
+ * scalar argument, a 128-byte one (64-byte aligned) per tensor map, the `void *[]` pointing at
+ * them (written once), and the value each scalar slot holds now.
  * A launch checks and writes only the slots whose value changed since the last one. Ops launch
  * the same kernel with the same buffers, sizes and scalars again and again, and until V8
  * optimises the launch path (dozens of passes) every range check and typed-array store runs in
@@ -24,6 +27,8 @@ export class BoundArgs {
   /** The `void *[]`; kept referenced, as the value buffer is by #scalars, so the memory lives. */
   readonly #addresses: BigUint64Array;
   readonly #address: bigint;
+  /** Per slot, the memory of a `tensorMap` slot (undefined for scalars). */
+  readonly #maps: (Uint8Array | undefined)[];
 
   /** @param signature - slot types, already checked by the caller. */
   constructor(signature: readonly ArgType[]) {
@@ -37,6 +42,19 @@ export class BoundArgs {
     this.#addresses = new BigUint64Array(new ArrayBuffer(slots * 8));
     const base = koffi.address(values);
     for (let i = 0; i < slots; i++) this.#addresses[i] = base + BigInt(i * SLOT_BYTES);
+    const mapCount = this.#types.filter((type) => type === 'tensorMap').length;
+    this.#maps = this.#types.map(() => undefined);
+    if (mapCount > 0) {
+      const memory = new ArrayBuffer(mapCount * TENSOR_MAP_SLOT_BYTES + TENSOR_MAP_ALIGNMENT);
+      const address = koffi.address(memory);
+      let offset = Number((BigInt(TENSOR_MAP_ALIGNMENT) - (address % BigInt(TENSOR_MAP_ALIGNMENT))) % BigInt(TENSOR_MAP_ALIGNMENT));
+      for (let i = 0; i < this.#types.length; i++) {
+        if (this.#types[i] !== 'tensorMap') continue;
+        this.#maps[i] = new Uint8Array(memory, offset, TENSOR_MAP_SLOT_BYTES);
+        this.#addresses[i] = address + BigInt(offset);
+        offset += TENSOR_MAP_SLOT_BYTES;
+      }
+    }
     this.#address = koffi.address(this.#addresses.buffer);
   }
 
@@ -57,6 +75,12 @@ export class BoundArgs {
       // 0 === -0: a zero is written again, so a float slot keeps the sign it was given.
       if (value === held[i] && value !== 0) continue;
       const type = types[i]!;
+      if (type === 'tensorMap') {
+        // Copied on every launch: the caller rewrites one map's bytes in place between launches.
+        if (!(value instanceof Uint8Array) || value.byteLength !== TENSOR_MAP_SLOT_BYTES) throw badSlot(kernelName, i, type, value);
+        this.#maps[i]!.set(value);
+        continue;
+      }
       if (type === 'ptr' && typeof value === 'bigint' && value >= 0n && value <= U64_MAX) {
         // The slot that changes most (an op's buffers move in the pool), written without a call.
         this.#u64[i] = value;

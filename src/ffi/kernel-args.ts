@@ -12,8 +12,15 @@ import { InvalidArgumentError } from '../errors.js';
 /** The C type of one scalar kernel argument. `ptr` is a device address (8 bytes). */
 export type ScalarType = 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64' | 'ptr';
 
-/** A slot type of a declared signature (see {@link ArgPack.packSignature}). */
-export type ArgType = ScalarType;
+/**
+ * A slot type of a declared signature (`Kernel.bind`): a scalar, or `tensorMap`, a CUtensorMap
+ * passed by value (`const __grid_constant__ CUtensorMap`), given as a Uint8Array of its 128
+ * bytes. Only the CUDA driver's launchers take `tensorMap` slots.
+ */
+export type ArgType = ScalarType | 'tensorMap';
+
+/** The bytes of a CUtensorMap, the value of a `tensorMap` slot. */
+export const TENSOR_MAP_SLOT_BYTES = 128;
 
 /** A scalar argument tagged with its C type; build one with {@link i32}, {@link f32}, {@link ptr}... */
 export class ScalarArg {
@@ -114,16 +121,21 @@ function checkInteger64(name: string, value: number | bigint, min: bigint, max: 
   if (!ok) throw new InvalidArgumentError(`${name}(${String(value)}): not an integer in [${min}, ${max}]`);
 }
 
-/** The byte size of a scalar type. */
-export function scalarSize(type: ScalarType): number {
-  return type === 'i32' || type === 'u32' || type === 'f32' ? 4 : 8;
+/** The byte size of a slot type's value. */
+export function slotSize(type: ArgType): number {
+  return type === 'tensorMap' ? TENSOR_MAP_SLOT_BYTES : type === 'i32' || type === 'u32' || type === 'f32' ? 4 : 8;
 }
 
 const SCALAR_TYPES: ReadonlySet<string> = new Set(['i32', 'u32', 'i64', 'u64', 'f32', 'f64', 'ptr']);
 
+/** Whether `type` names a scalar slot type. */
+export function isScalarType(type: unknown): type is ScalarType {
+  return typeof type === 'string' && SCALAR_TYPES.has(type);
+}
+
 /** Whether `type` names a slot type of a declared signature. */
 export function isArgType(type: unknown): type is ArgType {
-  return typeof type === 'string' && SCALAR_TYPES.has(type);
+  return type === 'tensorMap' || isScalarType(type);
 }
 
 const SLOT_BYTES = 8;
@@ -275,7 +287,7 @@ export class ArgPack {
    *
    * @param values - the launch's values; `first` is the index of the first argument in it.
    */
-  packSignature(signature: readonly ArgType[], values: ArrayLike<unknown>, first: number, kernelName: string): bigint {
+  packSignature(signature: readonly ScalarType[], values: ArrayLike<unknown>, first: number, kernelName: string): bigint {
     const count = signature.length;
     if (values.length - first !== count) throw boundCountError(kernelName, count, values.length - first);
     for (let i = 0; i < count; i++) {
@@ -326,7 +338,7 @@ export class ArgPack {
  * argument and what the slot needs when the value does not fit (a number in a `ptr` slot, an
  * integer out of range, a fraction in an integer slot).
  */
-export function checkSlot(type: ArgType, value: unknown, index: number, kernelName: string): number | bigint {
+export function checkSlot(type: ScalarType, value: unknown, index: number, kernelName: string): number | bigint {
   if (type === 'ptr') {
     let address: unknown = value;
     if (value !== null && typeof value === 'object') address = (value as DevicePointerLike).ptr;
@@ -384,9 +396,11 @@ function notAnArgument(kernelName: string, index: number, value: unknown): Inval
   );
 }
 
-function badSlot(kernelName: string, index: number, type: ArgType, value: unknown): InvalidArgumentError {
+export function badSlot(kernelName: string, index: number, type: ArgType, value: unknown): InvalidArgumentError {
   const expected =
-    type === 'ptr'
+    type === 'tensorMap'
+      ? `a Uint8Array of the map's ${TENSOR_MAP_SLOT_BYTES} bytes`
+      : type === 'ptr'
       ? 'a bigint device address or a DeviceBuffer (never a number)'
       : type === 'f32' || type === 'f64'
         ? 'a number'

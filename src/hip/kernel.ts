@@ -1,6 +1,6 @@
 import { resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from '../driver/launch-config.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
-import { ArgPack, isArgType, type ArgType, type DevicePointerLike, type KernelArg } from '../ffi/kernel-args.js';
+import { ArgPack, isScalarType, type ArgType, type DevicePointerLike, type KernelArg, type ScalarType } from '../ffi/kernel-args.js';
 import type { HipDevice } from './device.js';
 import { HipFunctionAttribute } from './generated/enums.js';
 import type { HipFunctionHandle } from './raw/handles.js';
@@ -107,9 +107,11 @@ export class HipKernel {
 
   /** A launcher taking bare values checked against `signature` (the fast path for repeated launches). */
   bind(signature: readonly ArgType[]): HipBoundKernel {
-    const slots = [...signature];
-    slots.forEach((type, i) => {
-      if (!isArgType(type)) throw new InvalidArgumentError(`${this.name}.bind: slot ${i} has unknown type ${String(type)}`);
+    const slots: ScalarType[] = [];
+    signature.forEach((type, i) => {
+      // HIP has no tensor maps: a `tensorMap` slot is refused with the unknown types.
+      if (!isScalarType(type)) throw new InvalidArgumentError(`${this.name}.bind: slot ${i} has type ${String(type)}; HIP kernels take i32 u32 i64 u64 f32 f64 ptr`);
+      slots.push(type);
     });
     return (config, ...values) => {
       const fn = this.#prepare(config);

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { HipDevice } from '../../hip/device.js';
-import type { HipKernel } from '../../hip/kernel.js';
+import type { HipBoundValue, HipKernel } from '../../hip/kernel.js';
 import { HipModule } from '../../hip/module.js';
 import type { HipStream } from '../../hip/stream.js';
 import type { ArgType } from '../../ffi/kernel-args.js';
@@ -71,7 +71,8 @@ export class HipKernelRegistry {
     const shapes = new Map<number, LaunchShape>();
     const warp = this.#device.warpSize;
     return {
-      launch: (config, ...values) => launch(config, ...values),
+      // HIP signatures are scalar: a tensor map's bytes in one of their slots fails its slot check.
+      launch: (config, ...values) => launch(config, ...(values as HipBoundValue[])),
       shape: (blockLimit = 0) => {
         let shape = shapes.get(blockLimit);
         if (!shape) {

@@ -79,4 +79,30 @@ describe('BoundArgs', () => {
   it('refuses the wrong number of values', () => {
     expect(() => new BoundArgs(signature).write([1n, 2n, 3], 'add')).toThrow(/add was bound to 5 arguments, got 3/);
   });
+
+  it('passes tensor maps by value from 64-byte-aligned slots, copying the bytes on every launch', () => {
+    const args = new BoundArgs(['tensorMap', 'ptr', 'tensorMap', 'i32']);
+    const mapA = new Uint8Array(128).map((_, i) => i);
+    const mapB = new Uint8Array(128).fill(7);
+    let at = args.write([mapA, 0x1000n, mapB, 5], 'k');
+    const entries = koffi.decode(at, 'uint64_t', 4) as (number | bigint)[];
+    const bytesAt = (index: number) => Uint8Array.from(koffi.decode(BigInt(entries[index]!), 'uint8_t', 128) as number[]);
+    expect(BigInt(entries[0]!) % 64n).toBe(0n);
+    expect(BigInt(entries[2]!) % 64n).toBe(0n);
+    expect(bytesAt(0)).toEqual(mapA);
+    expect(bytesAt(2)).toEqual(mapB);
+    expect([slot(at, 1, 'uint64_t'), slot(at, 3, 'int32_t')]).toEqual([0x1000n, 5]);
+    // The same array rewritten in place (as an encoder does) reaches the next launch.
+    mapA.fill(9);
+    at = args.write([mapA, 0x1000n, mapB, 5], 'k');
+    expect(bytesAt(0)).toEqual(new Uint8Array(128).fill(9));
+  });
+
+  it.each([
+    ['a short array', new Uint8Array(64)],
+    ['a number', 0],
+    ['a bigint', 0x1000n],
+  ])('refuses %s in a tensorMap slot', (_label, value) => {
+    expect(() => new BoundArgs(['tensorMap']).write([value], 'k')).toThrow(/k: argument 0 is declared tensorMap and needs a Uint8Array of the map's 128 bytes/);
+  });
 });

@@ -10,10 +10,10 @@ import {
   i64,
   isArgType,
   ptr,
-  scalarSize,
+  slotSize,
   u32,
   u64,
-  type ArgType,
+  type ScalarType,
   type KernelArg,
 } from '../../../src/ffi/kernel-args.js';
 
@@ -66,8 +66,10 @@ describe('typed scalar constructors', () => {
   });
 
   it('know their sizes and names', () => {
-    expect((['i32', 'u32', 'f32', 'i64', 'u64', 'f64', 'ptr'] as const).map(scalarSize)).toEqual([4, 4, 4, 8, 8, 8, 8]);
+    expect((['i32', 'u32', 'f32', 'i64', 'u64', 'f64', 'ptr'] as const).map(slotSize)).toEqual([4, 4, 4, 8, 8, 8, 8]);
+    expect(slotSize('tensorMap')).toBe(128);
     expect(isArgType('ptr')).toBe(true);
+    expect(isArgType('tensorMap')).toBe(true);
     expect(isArgType('float')).toBe(false);
     expect(isArgType(4)).toBe(false);
   });
@@ -173,7 +175,7 @@ describe('ArgPack.pack', () => {
 });
 
 describe('ArgPack.packSignature', () => {
-  const signature: ArgType[] = ['ptr', 'ptr', 'u32', 'f32'];
+  const signature: ScalarType[] = ['ptr', 'ptr', 'u32', 'f32'];
 
   it('writes bare values into the declared slots', () => {
     const pack = new ArgPack(4);
@@ -202,7 +204,7 @@ describe('ArgPack.packSignature', () => {
     ['an object without ptr', ['ptr'], [{}], /got Object/],
   ] as const)('refuses %s', (_label, sig, values, message) => {
     const pack = new ArgPack(4);
-    expect(() => pack.packSignature(sig as readonly ArgType[], values as readonly unknown[], 0, 'k')).toThrow(message);
+    expect(() => pack.packSignature(sig as readonly ScalarType[], values as readonly unknown[], 0, 'k')).toThrow(message);
   });
 
   it('refuses the wrong number of values', () => {

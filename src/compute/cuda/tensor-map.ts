@@ -90,3 +90,46 @@ export function encodeTiledMatrix(m: TiledMatrix, into: Uint8Array): void {
     'cuTensorMapEncodeTiled',
   );
 }
+
+/**
+ * One tensor map's bytes, encoded again only when the matrix it describes changes: an encode is
+ * a driver call of about half a microsecond, and a launcher that keeps a map per operand sees
+ * the same tensors call after call.
+ */
+export class TiledMatrixMap {
+  /** The encoded map, for a `tensorMap` launch slot (rewritten in place by {@link encode}). */
+  readonly bytes = new Uint8Array(TENSOR_MAP_BYTES);
+  #address = -1n;
+  /** dataType, elementBytes, cols, rows, batch, batchStride, boxCols, boxRows of the last encode. */
+  readonly #last = new Float64Array(8).fill(NaN);
+
+  /** Encodes `m` (see {@link encodeTiledMatrix}) unless it is the matrix encoded last; returns {@link bytes}. */
+  encode(m: TiledMatrix): Uint8Array {
+    const last = this.#last;
+    const batchStride = m.batch > 1 ? m.batchStride : 0;
+    if (
+      m.address !== this.#address ||
+      m.dataType !== last[0] ||
+      m.elementBytes !== last[1] ||
+      m.cols !== last[2] ||
+      m.rows !== last[3] ||
+      m.batch !== last[4] ||
+      batchStride !== last[5] ||
+      m.boxCols !== last[6] ||
+      m.boxRows !== last[7]
+    ) {
+      this.#address = -1n; // not a valid encode until the call below returns
+      encodeTiledMatrix(m, this.bytes);
+      this.#address = m.address;
+      last[0] = m.dataType;
+      last[1] = m.elementBytes;
+      last[2] = m.cols;
+      last[3] = m.rows;
+      last[4] = m.batch;
+      last[5] = batchStride;
+      last[6] = m.boxCols;
+      last[7] = m.boxRows;
+    }
+    return this.bytes;
+  }
+}

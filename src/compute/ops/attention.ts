@@ -21,8 +21,7 @@ import type { DType } from '../core/dtype.js';
 import type { Session } from '../tensor/session.js';
 import { tensor } from './creation.js';
 import { Tensor } from '../tensor/tensor.js';
-import type { TensorView } from '../core/view.js';
-import { formatShape } from '../core/shape.js';
+import { formatShape, sameShape } from '../core/shape.js';
 import { checkFlag, checkOptions, describeValue, optionKeys, validateFinite } from '../core/validation.js';
 
 /** Options of `gpu.attention`. */
@@ -115,7 +114,7 @@ export function checkShapes(op: string, q: Tensor, k: Tensor, v: Tensor): Attent
   }
   const [batch, heads, seqQ, headDim] = q.shape as [number, number, number, number];
   const [kb, kvHeads, seqK, kd] = k.shape as [number, number, number, number];
-  if (formatShape(v.shape) !== formatShape(k.shape)) {
+  if (!sameShape(v.shape, k.shape)) {
     throw new InvalidArgumentError(`${op}: v ${formatShape(v.shape)} must have the shape of k ${formatShape(k.shape)}`);
   }
   if (kb !== batch) throw new InvalidArgumentError(`${op}: batch differs: q ${formatShape(q.shape)} vs k ${formatShape(k.shape)}`);

@@ -8,14 +8,15 @@
  * tensor-core or CUDA-core as above. `config` overrides the choice (tests reach every kernel with
  * it, the benchmark times the alternatives).
  * The Hopper kernel (its spec names sm_90a, so the registry builds it for that) reads q, k and v
- * through TMA tensor maps encoded here per launch. The only memory used besides the inputs and
+ * through TMA tensor maps, encoded here when their tensors change. The only memory used besides the inputs and
  * outputs is the kernels' shared memory, and the split-key kernels' partial results.
  */
-import type { BoundKernel, Kernel } from '../../../driver/kernel.js';
 import { GpuError } from '../../../errors.js';
-import { bytes, f32, i32, ptr, type ArgType } from '../../../ffi/kernel-args.js';
+import type { ArgType } from '../../../ffi/kernel-args.js';
+import type { OpStateKey } from '../../backend/op-states.js';
 import type { AttentionParams } from '../../core/attention-params.js';
-import type { TensorView } from '../../core/view.js';
+import type { DType } from '../../core/dtype.js';
+import { PlanCache } from '../../core/plan-cache.js';
 import {
   attentionConfigName,
   attentionSharedBytes,
@@ -30,22 +31,22 @@ import {
   wgmmaConfig,
   wgmmaPersistent,
   type AttentionKernelConfig,
-  type WgmmaAttentionConfig,
 } from './attention-kernels.js';
 import type { CudaContext } from '../cuda-context.js';
-import { moduleKey, type ModuleSpec } from '../../gpu/kernel-sources.js';
+import type { RegisteredKernel } from '../kernel-registry.js';
+import { moduleKey } from '../../gpu/kernel-sources.js';
 import { cudaAttentionDecode } from './attention-decode.js';
 import { decodeConfig, decodeGroupRows, decodeRouted, decodeSharedBytes } from './attention-decode-kernels.js';
-import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
+import { TensorMapDataType, TiledMatrixMap } from '../tensor-map.js';
 
 /** q, k, v, out, lse, keyLengths, bh0, heads, group, seqQ, seqK, headDim, scale·log2(e), causal. */
 const SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f32', 'i32'];
+/** The Hopper kernel's: the tensor maps of q, k and v, out, lse, keyLengths, pairs, then as above from heads. */
+const WGMMA_SIGNATURE: readonly ArgType[] = ['tensorMap', 'tensorMap', 'tensorMap', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f32', 'i32'];
 /** gridDim.y limit: more (batch, head) pairs are launched in slices. */
 const MAX_GRID_Y = 65535;
 /** Work items the Hopper kernel numbers in 32-bit ints (its snake order reaches twice the grid past the count). */
 const MAX_WGMMA_ITEMS = 2 ** 29;
-/** Tensor maps of q, k and v, rewritten before each launch of the Hopper kernel (launches copy their arguments). */
-const maps = [0, 1, 2].map(() => new Uint8Array(TENSOR_MAP_BYTES)) as [Uint8Array, Uint8Array, Uint8Array];
 
 /**
  * Fewest flops for which the Hopper kernel runs by default. Far below, a call is host-bound and
@@ -90,104 +91,110 @@ export function defaultAttentionConfig(backend: CudaContext, params: AttentionPa
   return tensorCores && decodeSharedBytes(mma, dp) <= optin ? mma : decodeConfig('simt', decodeGroupRows(params), dp);
 }
 
+/**
+ * How one kind of problem runs on a backend: its kernel configuration and, except for the
+ * split-key kernels (attention-decode.ts), the bound launcher with its shared memory and grid.
+ * Made once per shape, dtype, mask and alignment (choosing and looking the kernel up cost several
+ * launches' worth of host time); apps run the same shapes over and over.
+ */
+interface AttentionPlan {
+  readonly config: AttentionKernelConfig;
+  readonly kernel: RegisteredKernel | undefined;
+  readonly shared: number;
+  /** Blocks: the Hopper kernel's 1-D grid, or the query tiles of the others' [tiles, pairs] grid. */
+  readonly blocks: number;
+  readonly threads: number;
+  /** The Hopper kernel's tensor maps of q, k and v, re-encoded only when their tensors change. */
+  readonly maps: readonly [TiledMatrixMap, TiledMatrixMap, TiledMatrixMap] | undefined;
+}
+
+/** Plans per backend; a few hundred shapes at most are kept (the oldest go first). */
+const PLANS: OpStateKey<PlanCache<AttentionPlan>, CudaContext> = { name: 'attention plans', create: () => new PlanCache(256) };
+const DTYPE_BITS = { f32: 0, f16: 1, bf16: 2 } as const;
+
 /** Runs `params` (validated by the front-end; seqK ≥ 1 and a non-empty output). */
 export function cudaAttention(backend: CudaContext, params: AttentionParams, config?: AttentionKernelConfig): void {
   const p = params;
   const dtype = p.q.dtype;
   if (dtype === 'i32') throw new GpuError('UNSUPPORTED', 'attention has no i32 kernel');
-  const chosen = config ?? defaultAttentionConfig(backend, p);
+  const aligned = rowsAligned(backend, p);
+  const plan =
+    config === undefined
+      ? backend.states
+          .get(PLANS)
+          .get(
+            [[p.batch, p.heads, p.kvHeads, p.seqQ, p.seqK, p.headDim]],
+            DTYPE_BITS[dtype] | (p.causal ? 4 : 0) | (aligned ? 8 : 0) | (attentionWgmmaEnabled() ? 16 : 0),
+            () => attentionPlan(backend, p, dtype, defaultAttentionConfig(backend, p), aligned),
+          )
+      : attentionPlan(backend, p, dtype, config, aligned);
+  const chosen = plan.config;
   if (chosen.family === 'decode') {
     cudaAttentionDecode(backend, p, chosen);
     return;
   }
-  const dp = configHeadDim(chosen, p.headDim);
-  const aligned = chosen.family !== 'simt' && rowsAligned(backend, p);
-  if (chosen.family === 'wgmma' && !(aligned && wgmmaConfig(p.headDim, dtype))) {
-    throw new GpuError('UNSUPPORTED', `attention: the Hopper kernel takes f16/bf16 at head dims that are multiples of 8, with 16-byte-aligned rows`);
-  }
-  const spec = attentionSpec(chosen, dtype, dp, aligned);
-  const shared = attentionSharedBytes(chosen, dp);
-  if (shared > backend.device.sharedMemoryPerBlockOptin) {
-    throw new GpuError('UNSUPPORTED', `attention: ${attentionConfigName(chosen)} at head dim ${dp} needs ${shared} bytes of shared memory`);
-  }
-  if (chosen.family === 'wgmma') {
-    launchHopper(backend, p, chosen, backend.registry.function(spec, ATTENTION_ENTRY.wgmma), shared);
-    return;
-  }
-  const { kernel, launch } = registryKernel(backend, spec, ATTENTION_ENTRY[chosen.family]);
-  if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
-
+  const { kernel, launch } = plan.kernel!;
+  if (plan.shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(plan.shared);
   const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
-  const q = backend.address(p.q);
-  const k = backend.address(p.k);
-  const v = backend.address(p.v);
   const out = backend.address(p.out);
   const lse = p.lse ? backend.address(p.lse) : 0n;
   const lengths = p.keyLengths ? backend.address(p.keyLengths) : 0n;
   const pairs = p.batch * p.heads;
-  const tiles = Math.ceil(p.seqQ / blockRows(chosen));
   const scaleLog2 = p.scale * Math.LOG2E;
+  if (chosen.family === 'wgmma') {
+    const [mapQ, mapK, mapV] = plan.maps!;
+    const dataType = dtype === 'f16' ? TensorMapDataType.FLOAT16 : TensorMapDataType.BFLOAT16;
+    const kvPairs = p.batch * p.kvHeads;
+    const cols = p.headDim;
+    // Rows past a head's sequence (and columns past its head dim) read as zeros; boxes of 64
+    // columns (one 128-byte swizzle row) × the block's query rows or the key tile.
+    const q = mapQ.encode({ dataType, elementBytes: 2, address: backend.address(p.q), cols, rows: p.seqQ, batch: pairs, batchStride: p.seqQ * cols, boxCols: 64, boxRows: blockRows(chosen) });
+    const k = mapK.encode({ dataType, elementBytes: 2, address: backend.address(p.k), cols, rows: p.seqK, batch: kvPairs, batchStride: p.seqK * cols, boxCols: 64, boxRows: chosen.keyTile });
+    const v = mapV.encode({ dataType, elementBytes: 2, address: backend.address(p.v), cols, rows: p.seqK, batch: kvPairs, batchStride: p.seqK * cols, boxCols: 64, boxRows: chosen.keyTile });
+    launch(
+      { grid: plan.blocks, block: plan.threads, sharedMemBytes: plan.shared, stream },
+      q, k, v, out, lse, lengths, pairs, p.heads, p.heads / p.kvHeads, p.seqQ, p.seqK, p.headDim, scaleLog2, p.causal ? 1 : 0,
+    );
+    return;
+  }
+  const q = backend.address(p.q);
+  const k = backend.address(p.k);
+  const v = backend.address(p.v);
   for (let bh0 = 0; bh0 < pairs; bh0 += MAX_GRID_Y) {
     launch(
-      { grid: [tiles, Math.min(MAX_GRID_Y, pairs - bh0), 1], block: threadsPerBlock(chosen), sharedMemBytes: shared, stream },
-      q,
-      k,
-      v,
-      out,
-      lse,
-      lengths,
-      bh0,
-      p.heads,
-      p.heads / p.kvHeads,
-      p.seqQ,
-      p.seqK,
-      p.headDim,
-      scaleLog2,
-      p.causal ? 1 : 0,
+      { grid: [plan.blocks, Math.min(MAX_GRID_Y, pairs - bh0), 1], block: plan.threads, sharedMemBytes: plan.shared, stream },
+      q, k, v, out, lse, lengths, bh0, p.heads, p.heads / p.kvHeads, p.seqQ, p.seqK, p.headDim, scaleLog2, p.causal ? 1 : 0,
     );
   }
 }
 
 /**
- * The Hopper kernel: q, k and v as TMA tensor maps [pairs][seq][head dim] (k and v by kv head),
- * so rows past a head's sequence (and columns past its head dim) read as zeros; boxes of 64
- * columns (one 128-byte swizzle row) × the block's query rows or the key tile. Its blocks walk the work items (query blocks of each
- * (batch, head)): a persistent configuration launches one block per SM (the block takes the whole
- * SM), so each block's loads for its next item overlap the store of the current one; otherwise one
- * block per item.
+ * The plan of `p` (of `dtype`) under configuration `chosen`; `aligned` says whether q, k, v and out rows are
+ * whole 16-byte chunks at 16-byte-aligned addresses. Throws where the configuration cannot run it.
+ *
+ * The Hopper kernel reads q, k and v as TMA tensor maps [pairs][seq][head dim] (k and v by kv
+ * head). Its blocks walk the work items (query blocks of each (batch, head)): a persistent
+ * configuration launches one block per SM (the block takes the whole SM), so each block's loads
+ * for its next item overlap the store of the current one; otherwise one block per item.
  */
-function launchHopper(backend: CudaContext, p: AttentionParams, config: WgmmaAttentionConfig, kernel: Kernel, shared: number): void {
-  if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
-  const stream = backend.enqueue(p.q, p.k, p.v, p.out, p.lse, p.keyLengths);
-  const dataType = p.q.dtype === 'f16' ? TensorMapDataType.FLOAT16 : TensorMapDataType.BFLOAT16;
-  const encode = (view: TensorView, rows: number, batch: number, boxRows: number, into: Uint8Array) =>
-    encodeTiledMatrix(
-      { dataType, elementBytes: 2, address: backend.address(view), cols: p.headDim, rows, batch, batchStride: rows * p.headDim, boxCols: 64, boxRows },
-      into,
-    );
-  const pairs = p.batch * p.heads;
-  encode(p.q, p.seqQ, pairs, blockRows(config), maps[0]);
-  encode(p.k, p.seqK, p.batch * p.kvHeads, config.keyTile, maps[1]);
-  encode(p.v, p.seqK, p.batch * p.kvHeads, config.keyTile, maps[2]);
-  const items = Math.ceil(p.seqQ / blockRows(config)) * pairs;
+function attentionPlan(backend: CudaContext, p: AttentionParams, dtype: Exclude<DType, 'i32'>, chosen: AttentionKernelConfig, aligned: boolean): AttentionPlan {
+  if (chosen.family === 'decode') return { config: chosen, kernel: undefined, shared: 0, blocks: 0, threads: 0, maps: undefined };
+  const dp = configHeadDim(chosen, p.headDim);
+  const vectorRows = chosen.family !== 'simt' && aligned;
+  if (chosen.family === 'wgmma' && !(vectorRows && wgmmaConfig(p.headDim, dtype))) {
+    throw new GpuError('UNSUPPORTED', `attention: the Hopper kernel takes f16/bf16 at head dims that are multiples of 8, with 16-byte-aligned rows`);
+  }
+  const spec = attentionSpec(chosen, dtype, dp, vectorRows);
+  const shared = attentionSharedBytes(chosen, dp);
+  if (shared > backend.device.sharedMemoryPerBlockOptin) {
+    throw new GpuError('UNSUPPORTED', `attention: ${attentionConfigName(chosen)} at head dim ${dp} needs ${shared} bytes of shared memory`);
+  }
+  const entry = ATTENTION_ENTRY[chosen.family];
+  const kernel = backend.kernel(`${moduleKey(spec)}#${entry}`, () => spec, entry, chosen.family === 'wgmma' ? WGMMA_SIGNATURE : SIGNATURE);
+  const threads = threadsPerBlock(chosen);
+  if (chosen.family !== 'wgmma') return { config: chosen, kernel, shared, blocks: Math.ceil(p.seqQ / blockRows(chosen)), threads, maps: undefined };
+  const items = Math.ceil(p.seqQ / blockRows(chosen)) * p.batch * p.heads;
   if (items > MAX_WGMMA_ITEMS) throw new GpuError('UNSUPPORTED', `attention: ${items} query blocks exceed the Hopper kernel's ${MAX_WGMMA_ITEMS}`);
-  const blocks = config.persistent ? Math.min(items, backend.device.multiprocessorCount) : items;
-  kernel.launch({ grid: [blocks, 1, 1], block: threadsPerBlock(config), sharedMemBytes: shared, stream }, [
-    ...maps.map((map) => bytes(map, TENSOR_MAP_ALIGNMENT)),
-    ptr(backend.address(p.out)),
-    ptr(p.lse ? backend.address(p.lse) : 0n),
-    ptr(p.keyLengths ? backend.address(p.keyLengths) : 0n),
-    i32(pairs),
-    i32(p.heads),
-    i32(p.heads / p.kvHeads),
-    i32(p.seqQ),
-    i32(p.seqK),
-    i32(p.headDim),
-    f32(p.scale * Math.LOG2E),
-    i32(p.causal ? 1 : 0),
-  ]);
-}
-
-function registryKernel(backend: CudaContext, spec: ModuleSpec, entry: string): { kernel: Kernel; launch: BoundKernel } {
-  return backend.kernel(`${moduleKey(spec)}#${entry}`, () => spec, entry, SIGNATURE);
+  const blocks = chosen.persistent ? Math.min(items, backend.device.multiprocessorCount) : items;
+  return { config: chosen, kernel, shared, blocks, threads, maps: [new TiledMatrixMap(), new TiledMatrixMap(), new TiledMatrixMap()] };
 }

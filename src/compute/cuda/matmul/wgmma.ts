@@ -1,33 +1,38 @@
 /**
  * The Hopper matmul (wgmma with TMA and warp specialisation, sm_90a): A and B read through
- * tensor maps encoded per launch (K-major copies first for tf32 operands that are not), 128 × BN
+ * tensor maps (encoded when an operand changes) (K-major copies first for tf32 operands that are not), 128 × BN
  * tiles on a persistent grid sized by the kernel's residency.
  */
 import { occupancyMaxActiveClusters } from '../../../driver/raw/occupancy.js';
 import { GpuError } from '../../../errors.js';
-import { bytes, f32, i32, i64, ptr } from '../../../ffi/kernel-args.js';
+import type { ArgType } from '../../../ffi/kernel-args.js';
 import type { OpStateKey } from '../../backend/op-states.js';
 import { dtypeSize } from '../../core/dtype.js';
 import type { TensorView } from '../../core/view.js';
-import type { Kernel } from '../../../driver/kernel.js';
+import type { BoundKernel } from '../../../driver/kernel.js';
 import { moduleKey } from '../../gpu/kernel-sources.js';
 import type { CudaBuffer, CudaContext } from '../cuda-context.js';
-import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
+import { TensorMapDataType, TiledMatrixMap } from '../tensor-map.js';
 import { blockThreads, configName, dynamicSharedBytes, kernelSource, launchShape, WGMMA_BM, type MatmulVariant, type WgmmaConfig } from './matmul-kernels.js';
 import { raiseSharedLimit, type Resolved } from './product.js';
 import { MAX_GRID_Z } from './tiled.js';
 
-/** A loaded Hopper kernel and how many of its blocks fit on the device at once (its persistent grid). */
+/** A map of A, one of B, out, c, bias, m, n, k, batch, A batched, B batched, c's batch stride, alpha, beta, activation. */
+const SIGNATURE: readonly ArgType[] = ['tensorMap', 'tensorMap', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i64', 'f32', 'f32', 'i32'];
+
+/**
+ * A loaded Hopper kernel, its launcher, how many of its blocks fit on the device at once (its
+ * persistent grid), and its operands' tensor maps (re-encoded only when an operand changes).
+ */
 interface HopperKernel {
-  readonly kernel: Kernel;
+  readonly launch: BoundKernel;
   readonly residentBlocks: number;
+  readonly mapA: TiledMatrixMap;
+  readonly mapB: TiledMatrixMap;
 }
 
 /** The Hopper kernels this backend loaded, by module key, with their residency. */
 const HOPPER_KERNELS: OpStateKey<Map<string, HopperKernel>, CudaContext> = { name: 'matmul hopper kernels', create: () => new Map() };
-
-const mapA = new Uint8Array(TENSOR_MAP_BYTES);
-const mapB = new Uint8Array(TENSOR_MAP_BYTES);
 
 /**
  * A Hopper kernel (the registry compiles and loads it for the spec's sm_90a), with its device
@@ -53,7 +58,7 @@ function hopperKernel(backend: CudaContext, variant: MatmulVariant, config: Wgmm
           }) * config.cluster
         : kernel.occupancy.maxActiveBlocksPerMultiprocessor(threads, smem) * backend.multiprocessorCount;
     if (residentBlocks < config.cluster) throw new GpuError('UNSUPPORTED', `matmul: ${configName(config)} does not fit on this device`);
-    hopper = { kernel, residentBlocks };
+    hopper = { launch: kernel.bind(SIGNATURE), residentBlocks, mapA: new TiledMatrixMap(), mapB: new TiledMatrixMap() };
     kernels.set(key, hopper);
   }
   return hopper;
@@ -65,7 +70,7 @@ function hopperKernel(backend: CudaContext, variant: MatmulVariant, config: Wgmm
  */
 export function runWgmma(backend: CudaContext, r: Resolved, variant: MatmulVariant, config: WgmmaConfig): void {
   const p = r.params;
-  const { kernel, residentBlocks } = hopperKernel(backend, variant, config);
+  const { launch, residentBlocks, mapA, mapB } = hopperKernel(backend, variant, config);
   const elem = dtypeSize[r.dtype];
   const temps: TensorView[] = [];
   try {
@@ -94,35 +99,34 @@ export function runWgmma(backend: CudaContext, r: Resolved, variant: MatmulVaria
       const shift = (base: bigint, stride: number) => (z0 === 0 || stride === 0 ? base : base + BigInt(z0 * stride * elem));
       // K-major operands: boxes of (128 bytes of k) × the tile's rows (B's divided among the
       // cluster's CTAs, which multicast their parts); M/N-major: 64 × BK boxes.
-      encodeTiledMatrix(
+      const mapOfA = mapA.encode(
         variant.transA
           ? { dataType, elementBytes: elem, address: shift(a, aStride), cols: p.m, rows: p.k, batch: aStride ? slice : 1, batchStride: aStride, boxCols: 64, boxRows: bk }
           : { dataType, elementBytes: elem, address: shift(a, aStride), cols: p.k, rows: p.m, batch: aStride ? slice : 1, batchStride: aStride, boxCols: bk, boxRows: WGMMA_BM },
-        mapA,
       );
-      encodeTiledMatrix(
+      const mapOfB = mapB.encode(
         variant.transB
           ? { dataType, elementBytes: elem, address: shift(b, bStride), cols: p.k, rows: p.n, batch: bStride ? slice : 1, batchStride: bStride, boxCols: bk, boxRows: config.bn / config.cluster }
           : { dataType, elementBytes: elem, address: shift(b, bStride), cols: p.n, rows: p.k, batch: bStride ? slice : 1, batchStride: bStride, boxCols: 64, boxRows: bk },
-        mapB,
       );
-      kernel.launch({ grid: shape.grid, block: shape.block, sharedMemBytes: shape.sharedMemBytes, stream }, [
-        bytes(mapA, TENSOR_MAP_ALIGNMENT),
-        bytes(mapB, TENSOR_MAP_ALIGNMENT),
-        ptr(shift(r.out, p.m * p.n)),
-        ptr(r.c === 0n ? 0n : shift(r.c, p.cBatchStride)),
-        ptr(r.bias),
-        i32(p.m),
-        i32(p.n),
-        i32(p.k),
-        i32(slice),
-        i32(aStride ? 1 : 0),
-        i32(bStride ? 1 : 0),
-        i64(p.cBatchStride),
-        f32(p.alpha),
-        f32(p.beta),
-        i32(r.act),
-      ]);
+      launch(
+        { grid: shape.grid, block: shape.block, sharedMemBytes: shape.sharedMemBytes, stream },
+        mapOfA,
+        mapOfB,
+        shift(r.out, p.m * p.n),
+        r.c === 0n ? 0n : shift(r.c, p.cBatchStride),
+        r.bias,
+        p.m,
+        p.n,
+        p.k,
+        slice,
+        aStride ? 1 : 0,
+        bStride ? 1 : 0,
+        p.cBatchStride,
+        p.alpha,
+        p.beta,
+        r.act,
+      );
     }
   } finally {
     // Pool blocks are stream-ordered: freeing after the launch is queued is safe.

@@ -13,6 +13,7 @@ import {
   simtCandidates,
   threadsPerBlock,
   WGMMA_HEAD_DIMS,
+  wgmmaBalanced,
   wgmmaCandidates,
   wgmmaConfig,
   wgmmaHeadDim,
@@ -59,6 +60,12 @@ describe('attention kernel configurations', () => {
     expect(wgmmaConfig(64, 'f16')).toEqual({ family: 'wgmma', consumers: 3, stages: 2, keyTile: 128, persistent: true });
     // The one-block-per-query-block launch of the same module stays as the tuning alternative.
     expect(wgmmaCandidates(128, 'f16').map(attentionConfigName)).toEqual(['wgmma c2 s2 k128 persistent', 'wgmma c2 s2 k128']);
+    expect(wgmmaCandidates(64, 'f16').map(attentionConfigName)).toEqual([
+      'wgmma c3 s2 k128 persistent',
+      'wgmma c3 s2 k128',
+      'wgmma c2 s2 k128 persistent',
+      'wgmma c2 s2 k128',
+    ]);
     expect(wgmmaConfig(64, 'f32')).toBeUndefined();
     expect(wgmmaConfig(84, 'bf16')).toBeUndefined(); // TMA's row pitch needs 16 bytes
     expect([8, 32, 64, 72, 96, 128, 136, 160, 192, 200, 256].map(wgmmaHeadDim)).toEqual([64, 64, 64, 128, 128, 128, 192, 192, 192, 256, 256]);
@@ -157,5 +164,17 @@ describe('attention kernel configurations', () => {
     expect(() => attentionSpec({ ...base, warps: 4, stages: 3 }, 'bf16', 128, true)).toThrow(RangeError);
     expect(() => attentionSpec({ ...base, warps: 8, stages: 2 }, 'bf16', 128, true)).toThrow(RangeError);
     expect(attentionModuleSpecs().filter((s) => s.file === 'attention_mma_pingpong.cu').length).toBeGreaterThan(0);
+  });
+
+  it('gives head dim 64 two consumers where three-consumer blocks would end in a short wave', () => {
+    const three = wgmmaConfig(64, 'f16')!;
+    const two = { ...three, consumers: 2 };
+    // f16 B1 H4 S8192: 172 blocks of 192 rows are two waves on 132 SMs; 256 of 128 rows are two shorter ones.
+    expect(wgmmaBalanced(three, 4, 8192, 132)).toEqual(two);
+    // B8 H16 S2048: 1408 blocks (11 waves of 192 rows) against 2048 (16 of 128): three still finish first.
+    expect(wgmmaBalanced(three, 128, 2048, 132)).toEqual(three);
+    // Head dims that run two consumers already keep them.
+    const d128 = wgmmaConfig(128, 'bf16')!;
+    expect(wgmmaBalanced(d128, 4, 8192, 132)).toBe(d128);
   });
 });

@@ -90,13 +90,34 @@ export function wgmmaKeyTile(dp: number): number {
  * of 8, f32). The register file holds two consumers from head dim 128 (240 registers each: O, S
  * and P of a key tile; at 256, O alone takes 128) and three at 64 (160 each). Measured on an H200
  * (bench/notes/attention.md, v3): two stages beat three at 128 and four at 64, three consumers
- * beat two at 64, and 64-key tiles lost by 17% at 128.
+ * beat two at 64 (where two are candidates too, see {@link wgmmaBalanced}), and 64-key tiles lost
+ * by 17% at 128.
  */
 export function wgmmaCandidates(headDim: number, dtype: DType): WgmmaAttentionConfig[] {
   const dp = wgmmaHeadDim(headDim);
   if ((dtype !== 'f16' && dtype !== 'bf16') || dp === undefined) return [];
-  const consumers = dp === 64 ? 3 : 2;
-  return [true, false].map((persistent) => ({ family: 'wgmma', consumers, stages: 2, keyTile: wgmmaKeyTile(dp), persistent }));
+  // At 64 also two consumers: 128-row blocks balance grids that 192-row ones end in a short wave of.
+  const consumerCounts: readonly (2 | 3)[] = dp === 64 ? [3, 2] : [2];
+  return consumerCounts.flatMap((consumers) =>
+    [true, false].map((persistent): WgmmaAttentionConfig => ({ family: 'wgmma', consumers, stages: 2, keyTile: wgmmaKeyTile(dp), persistent })),
+  );
+}
+
+/** Three consumer warpgroups' speed over two at head dim 64 (H200, f16 B8 H16 S2048: 404.5 against 376.1 TFLOP/s). */
+const THREE_CONSUMER_GAIN = 1.075;
+
+/**
+ * `config`, or its two-consumer form where that finishes first on `multiprocessors` SMs: every
+ * block of a wave takes as long as its rows, so the time is about the waves of query blocks times
+ * their rows (three consumers' rows counted at their measured gain). For few heads over long
+ * sequences the 192-row blocks end in a short last wave: f16 B1 H4 S8192 D64 makes 172 of them,
+ * two waves of 192 rows on 132 SMs, where 256 blocks of 128 rows take two waves of 128.
+ */
+export function wgmmaBalanced(config: WgmmaAttentionConfig, pairs: number, seqQ: number, multiprocessors: number): WgmmaAttentionConfig {
+  if (config.consumers !== 3) return config;
+  const two: WgmmaAttentionConfig = { ...config, consumers: 2 };
+  const span = (c: WgmmaAttentionConfig) => Math.ceil((Math.ceil(seqQ / blockRows(c)) * pairs) / multiprocessors) * blockRows(c);
+  return span(two) * THREE_CONSUMER_GAIN < span(config) ? two : config;
 }
 
 /**

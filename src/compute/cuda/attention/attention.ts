@@ -28,6 +28,7 @@ import {
   paddedHeadDim,
   simtCandidates,
   threadsPerBlock,
+  wgmmaBalanced,
   wgmmaConfig,
   wgmmaPersistent,
   type AttentionKernelConfig,
@@ -79,8 +80,10 @@ export function defaultAttentionConfig(backend: CudaContext, params: AttentionPa
   const dp = paddedHeadDim(params.headDim);
   const { major, minor } = backend.device.computeCapability;
   const hopperWorth = major === 9 && minor === 0 && attentionWgmmaEnabled() && rowsAligned(backend, params) && attentionFlops(params) >= WGMMA_MIN_FLOPS;
-  const preferred = hopperWorth ? wgmmaConfig(params.headDim, dtype) : undefined;
-  const hopper = preferred && { ...preferred, persistent: wgmmaPersistent(preferred, params.seqQ, params.causal, backend.device.multiprocessorCount) };
+  const sms = backend.device.multiprocessorCount;
+  const first = hopperWorth ? wgmmaConfig(params.headDim, dtype) : undefined;
+  const preferred = first && wgmmaBalanced(first, params.batch * params.heads, params.seqQ, sms);
+  const hopper = preferred && { ...preferred, persistent: wgmmaPersistent(preferred, params.seqQ, params.causal, sms) };
   const optin = backend.device.sharedMemoryPerBlockOptin;
   const tensorCores = dtype !== 'f32' && major >= 8;
   const candidates: AttentionKernelConfig[] = [...(hopper ? [hopper] : []), ...(tensorCores ? mmaCandidates(dp) : []), ...simtCandidates(dp)];

@@ -138,8 +138,8 @@ export class KernelRegistry {
   }
 
   /**
-   * The kernel `name` of a specialisation, unbound: for launches whose arguments a signature
-   * cannot describe (the Hopper kernels' by-value tensor maps).
+   * The kernel `name` of a specialisation, unbound and not cached here: for callers that keep
+   * their own kernels (the Hopper matmul's, with their residency).
    */
   function(spec: ModuleSpec, name: string): Kernel {
     return this.module(spec).getFunction(name);

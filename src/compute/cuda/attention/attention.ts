@@ -8,8 +8,8 @@
  * tensor-core or CUDA-core as above. `config` overrides the choice (tests reach every kernel with
  * it, the benchmark times the alternatives).
  * The Hopper kernel (its spec names sm_90a, so the registry builds it for that) reads q, k and v
- * through TMA tensor maps, encoded here when their tensors change. The only memory used besides the inputs and
- * outputs is the kernels' shared memory, and the split-key kernels' partial results.
+ * through TMA tensor maps, encoded here when their tensors change. The only memory used besides
+ * the inputs and outputs is the kernels' shared memory, and the split-key kernels' partial results.
  */
 import { GpuError } from '../../../errors.js';
 import type { ArgType } from '../../../ffi/kernel-args.js';
@@ -172,8 +172,9 @@ export function cudaAttention(backend: CudaContext, params: AttentionParams, con
 }
 
 /**
- * The plan of `p` (of `dtype`) under configuration `chosen`; `aligned` says whether q, k, v and out rows are
- * whole 16-byte chunks at 16-byte-aligned addresses. Throws where the configuration cannot run it.
+ * The plan of `p` (of `dtype`) under configuration `chosen`; `aligned` says whether q, k, v and
+ * out rows are whole 16-byte chunks at 16-byte-aligned addresses. Throws where the configuration
+ * cannot run it.
  *
  * The Hopper kernel reads q, k and v as TMA tensor maps [pairs][seq][head dim] (k and v by kv
  * head). Its blocks walk the work items (query blocks of each (batch, head)): a persistent

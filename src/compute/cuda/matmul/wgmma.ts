@@ -1,7 +1,7 @@
 /**
  * The Hopper matmul (wgmma with TMA and warp specialisation, sm_90a): A and B read through
- * tensor maps (encoded when an operand changes) (K-major copies first for tf32 operands that are not), 128 × BN
- * tiles on a persistent grid sized by the kernel's residency.
+ * tensor maps, encoded when an operand changes (K-major copies first for tf32 operands that are
+ * not), 128 × BN tiles on a persistent grid sized by the kernel's residency.
  */
 import { occupancyMaxActiveClusters } from '../../../driver/raw/occupancy.js';
 import { GpuError } from '../../../errors.js';

@@ -139,7 +139,8 @@ export class KernelRegistry {
 
   /**
    * The kernel `name` of a specialisation, unbound and not cached here: for callers that keep
-   * their own kernels (the Hopper matmul's, with their residency).
+   * their own kernels (the Hopper matmul's, with their residency) or launch through
+   * `Kernel.launch` (the Hopper attention backward).
    */
   function(spec: ModuleSpec, name: string): Kernel {
     return this.module(spec).getFunction(name);

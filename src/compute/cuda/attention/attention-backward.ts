@@ -15,8 +15,9 @@
  * seqQ × seqK. The summation order of dq depends on the order of the additions, so it may differ
  * in the last bits between runs.
  */
+import type { Kernel } from '../../../driver/kernel.js';
 import { GpuError } from '../../../errors.js';
-import type { ArgType } from '../../../ffi/kernel-args.js';
+import { bytes, f32, i32, ptr, type ArgType } from '../../../ffi/kernel-args.js';
 import type { AttentionBackwardParams } from '../../core/attention-backward-params.js';
 import type { TensorView } from '../../core/view.js';
 import { cast, fill } from '../../gpu/elementwise.js';
@@ -40,7 +41,7 @@ import {
 } from './attention-backward-kernels.js';
 import { paddedHeadDim } from './attention-kernels.js';
 import { attentionWgmmaEnabled } from './attention.js';
-import { encodeTiledMatrix, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
+import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
 
 /** out, dOut, delta, rows, d. */
 const DOT_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', 'i32'];
@@ -51,11 +52,7 @@ const SIGNATURE: readonly ArgType[] = [
 /** out, dOut, lse, stats, pairs, seqQ, headDim: the Hopper kernel's first launch. */
 const PREP_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32'];
 /** Tensor maps of q, dOut, k and v, rewritten before each launch of the Hopper kernel (launches copy their arguments). */
-const maps = [0, 1, 2, 3].map(() => new Uint8Array(TENSOR_MAP_BYTES)) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
-/** The Hopper kernel's: the maps, stats, keyLengths, dq accumulator, dk, dv, pair0, heads, group, seqQ, seqK, headDim, scale, causal. */
-const WGMMA_SIGNATURE: readonly ArgType[] = [
-  'tensorMap', 'tensorMap', 'tensorMap', 'tensorMap', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f32', 'i32',
-];
+const maps = [0, 1, 2, 3].map(() => new Uint8Array(TENSOR_MAP_BYTES));
 /** gridDim.y limit: more (batch, k/v head) pairs are launched in slices. */
 const MAX_GRID_Y = 65535;
 /** Query rows per block of the dot kernel (a warp each). */
@@ -197,7 +194,7 @@ function wgmmaBackward(backend: CudaContext, p: AttentionBackwardParams): void {
       p.headDim,
     );
 
-    const { kernel, launch } = backend.kernel(`${moduleKey(spec)}#${ATTENTION_BACKWARD_ENTRY.wgmma}`, () => spec, ATTENTION_BACKWARD_ENTRY.wgmma, WGMMA_SIGNATURE);
+    const kernel: Kernel = backend.registry.function(spec, ATTENTION_BACKWARD_ENTRY.wgmma);
     if (shared > kernel.attributes.maxDynamicSharedSizeBytes) kernel.setMaxDynamicSharedMemory(shared);
     const dataType = dtype === 'f16' ? TensorMapDataType.FLOAT16 : TensorMapDataType.BFLOAT16;
     const encode = (view: TensorView, rows: number, batch: number, boxRows: number, into: Uint8Array) =>
@@ -206,30 +203,29 @@ function wgmmaBackward(backend: CudaContext, p: AttentionBackwardParams): void {
         into,
       );
     const kvPairs = p.batch * p.kvHeads;
-    encode(p.q, p.seqQ, pairs, WGMMA_BACKWARD_ROWS, maps[0]);
-    encode(p.dOut, p.seqQ, pairs, WGMMA_BACKWARD_ROWS, maps[1]);
-    encode(p.k, p.seqK, kvPairs, WGMMA_BACKWARD_KEYS, maps[2]);
-    encode(p.v, p.seqK, kvPairs, WGMMA_BACKWARD_KEYS, maps[3]);
+    encode(p.q, p.seqQ, pairs, WGMMA_BACKWARD_ROWS, maps[0]!);
+    encode(p.dOut, p.seqQ, pairs, WGMMA_BACKWARD_ROWS, maps[1]!);
+    encode(p.k, p.seqK, kvPairs, WGMMA_BACKWARD_KEYS, maps[2]!);
+    encode(p.v, p.seqK, kvPairs, WGMMA_BACKWARD_KEYS, maps[3]!);
     stream = backend.enqueue(p.q, p.k, p.v, p.dOut, p.keyLengths, dq, p.dk, p.dv);
     const keyBlocks = Math.ceil(p.seqK / WGMMA_BACKWARD_KEYS);
     for (let pair0 = 0; pair0 < kvPairs; pair0 += MAX_GRID_Y) {
-      launch(
-        { grid: [keyBlocks, Math.min(MAX_GRID_Y, kvPairs - pair0), 1], block: backwardThreads({ family: 'wgmma' }), sharedMemBytes: shared, stream },
-        ...maps,
-        stats.address,
-        p.keyLengths ? backend.address(p.keyLengths) : 0n,
-        acc.address,
-        backend.address(p.dk),
-        backend.address(p.dv),
-        pair0,
-        p.heads,
-        p.heads / p.kvHeads,
-        p.seqQ,
-        p.seqK,
-        p.headDim,
-        p.scale,
-        p.causal ? 1 : 0,
-      );
+      kernel.launch({ grid: [keyBlocks, Math.min(MAX_GRID_Y, kvPairs - pair0), 1], block: backwardThreads({ family: 'wgmma' }), sharedMemBytes: shared, stream }, [
+        ...maps.map((map) => bytes(map, TENSOR_MAP_ALIGNMENT)),
+        ptr(stats.address),
+        ptr(p.keyLengths ? backend.address(p.keyLengths) : 0n),
+        ptr(acc.address),
+        ptr(backend.address(p.dk)),
+        ptr(backend.address(p.dv)),
+        i32(pair0),
+        i32(p.heads),
+        i32(p.heads / p.kvHeads),
+        i32(p.seqQ),
+        i32(p.seqK),
+        i32(p.headDim),
+        f32(p.scale),
+        i32(p.causal ? 1 : 0),
+      ]);
     }
     cast(backend, dq, p.dq);
   } finally {

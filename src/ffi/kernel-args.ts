@@ -279,26 +279,6 @@ export class ArgPack {
     return this.#addressesAddress;
   }
 
-  /**
-   * The declared-signature fast path: writes bare values into the slots of
-   * `signature` (validated once by the caller against the kernel). Numbers
-   * are accepted for numeric slots; `ptr` slots take a bigint address or a
-   * DeviceBuffer, never a number.
-   *
-   * @param values - the launch's values; `first` is the index of the first argument in it.
-   */
-  packSignature(signature: readonly ScalarType[], values: ArrayLike<unknown>, first: number, kernelName: string): bigint {
-    const count = signature.length;
-    if (values.length - first !== count) throw boundCountError(kernelName, count, values.length - first);
-    for (let i = 0; i < count; i++) {
-      const type = signature[i]!;
-      const offset = i * SLOT_BYTES;
-      this.#place(i, offset);
-      this.#scalars.write(this.#base + offset, type, checkSlot(type, values[first + i], i, kernelName));
-    }
-    return this.#addressesAddress;
-  }
-
   /** Points slot `index` at `offset`, rewriting its address only when it moved. */
   #place(index: number, offset: number): void {
     if (this.#offsets[index] !== offset) {

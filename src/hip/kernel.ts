@@ -1,5 +1,6 @@
 import { resolveLaunchDims, type DeviceLaunchLimits, type Dim3, type KernelLaunchLimits } from '../driver/launch-config.js';
 import { DisposedError, InvalidArgumentError } from '../errors.js';
+import { BoundArgs } from '../ffi/bound-args.js';
 import { ArgPack, isScalarType, type ArgType, type DevicePointerLike, type KernelArg, type ScalarType } from '../ffi/kernel-args.js';
 import type { HipDevice } from './device.js';
 import { HipFunctionAttribute } from './generated/enums.js';
@@ -113,9 +114,10 @@ export class HipKernel {
       if (!isScalarType(type)) throw new InvalidArgumentError(`${this.name}.bind: slot ${i} has type ${String(type)}; HIP kernels take i32 u32 i64 u64 f32 f64 ptr`);
       slots.push(type);
     });
+    const args = new BoundArgs(slots);
     return (config, ...values) => {
       const fn = this.#prepare(config);
-      this.#submit(fn, config, this.#pack.packSignature(slots, values, 0, this.name));
+      this.#submit(fn, config, args.write(values, this.name));
     };
   }
 

@@ -105,4 +105,22 @@ describe('BoundArgs', () => {
   ])('refuses %s in a tensorMap slot', (_label, value) => {
     expect(() => new BoundArgs(['tensorMap']).write([value], 'k')).toThrow(/k: argument 0 is declared tensorMap and needs a Uint8Array of the map's 128 bytes/);
   });
+
+  it('writes the i64 and u64 extremes', () => {
+    const at = new BoundArgs(['i64', 'u64']).write([-9, 2n ** 63n], 'k');
+    expect([slot(at, 0, 'int64_t'), slot(at, 1, 'uint64_t')]).toEqual([-9n, 2n ** 63n]);
+  });
+
+  it.each([
+    ['a number in a ptr slot', ['ptr'], [4096], /argument 0 is declared ptr and needs a bigint device address or a DeviceBuffer \(never a number\), got 4096/],
+    ['a negative i32 overflow', ['i32'], [2 ** 31], /declared i32 and needs an integer in \[-2\^31, 2\^31\)/],
+    ['a fraction in a u32 slot', ['u32'], [1.5], /declared u32/],
+    ['a bigint in a u32 slot', ['u32'], [1n], /declared u32/],
+    ['a string in an f32 slot', ['f32'], ['1'], /declared f32 and needs a number, got 1/],
+    ['a negative u64', ['u64'], [-1], /declared u64/],
+    ['an unsafe integer in an i64 slot', ['i64'], [2 ** 60], /declared i64/],
+    ['an object without ptr', ['ptr'], [{}], /got Object/],
+  ] as const)('refuses %s', (_label, sig, values, message) => {
+    expect(() => new BoundArgs(sig as readonly ArgType[]).write(values as readonly unknown[], 'k')).toThrow(message);
+  });
 });

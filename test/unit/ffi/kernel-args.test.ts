@@ -13,7 +13,6 @@ import {
   slotSize,
   u32,
   u64,
-  type ScalarType,
   type KernelArg,
 } from '../../../src/ffi/kernel-args.js';
 
@@ -171,44 +170,5 @@ describe('ArgPack.pack', () => {
     expect(new Set(koffi.decode(slots[1]!, 'uint8_t', 4000) as number[])).toEqual(new Set([0xab]));
     expect(koffi.decode(slots[2]!, 'uint32_t')).toBe(9);
     expect(koffi.decode(slots[3]!, 'uint32_t')).toBe(10);
-  });
-});
-
-describe('ArgPack.packSignature', () => {
-  const signature: ScalarType[] = ['ptr', 'ptr', 'u32', 'f32'];
-
-  it('writes bare values into the declared slots', () => {
-    const pack = new ArgPack(4);
-    const slots = slotAddresses(pack.packSignature(signature, [new FakeBuffer(0x1000n), 0x2000n, 77, 0.5], 0, 'k'), 4);
-    expect(BigInt(koffi.decode(slots[0]!, 'uint64_t'))).toBe(0x1000n);
-    expect(BigInt(koffi.decode(slots[1]!, 'uint64_t'))).toBe(0x2000n);
-    expect(koffi.decode(slots[2]!, 'uint32_t')).toBe(77);
-    expect(koffi.decode(slots[3]!, 'float')).toBe(0.5);
-  });
-
-  it('starts at `first` in the values', () => {
-    const pack = new ArgPack(4);
-    const slots = slotAddresses(pack.packSignature(['i64', 'u64'], ['config', -9, 2n ** 63n], 1, 'k'), 2);
-    expect(BigInt(koffi.decode(slots[0]!, 'int64_t'))).toBe(-9n);
-    expect(BigInt(koffi.decode(slots[1]!, 'uint64_t'))).toBe(2n ** 63n);
-  });
-
-  it.each([
-    ['a number in a ptr slot', ['ptr'], [4096], /argument 0 is declared ptr and needs a bigint device address or a DeviceBuffer \(never a number\), got 4096/],
-    ['a negative i32 overflow', ['i32'], [2 ** 31], /declared i32 and needs an integer in \[-2\^31, 2\^31\)/],
-    ['a fraction in a u32 slot', ['u32'], [1.5], /declared u32/],
-    ['a bigint in a u32 slot', ['u32'], [1n], /declared u32/],
-    ['a string in an f32 slot', ['f32'], ['1'], /declared f32 and needs a number, got 1/],
-    ['a negative u64', ['u64'], [-1], /declared u64/],
-    ['an unsafe integer in an i64 slot', ['i64'], [2 ** 60], /declared i64/],
-    ['an object without ptr', ['ptr'], [{}], /got Object/],
-  ] as const)('refuses %s', (_label, sig, values, message) => {
-    const pack = new ArgPack(4);
-    expect(() => pack.packSignature(sig as readonly ScalarType[], values as readonly unknown[], 0, 'k')).toThrow(message);
-  });
-
-  it('refuses the wrong number of values', () => {
-    const pack = new ArgPack(4);
-    expect(() => pack.packSignature(signature, [1n, 2n, 3], 0, 'add')).toThrow(/add was bound to 4 arguments, got 3/);
   });
 });

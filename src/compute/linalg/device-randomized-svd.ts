@@ -8,11 +8,10 @@ import { DenseLinalgError, type DenseLinalg } from '../backend/dense-linalg.js';
 import { copy, full, tensor } from '../ops/creation.js';
 import { binary, unary } from '../ops/elementwise.js';
 import { matmul } from '../ops/matmul.js';
-import { randn } from '../ops/random.js';
 import { reduce } from '../ops/reduce.js';
 import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { PRODUCT, productScale, sketchWidth, type SvdProblem, type SvdResult, type SvdStageProbe } from './svd-plan.js';
+import { firstSketch, PRODUCT, productScale, sketchSpansColumns, sketchWidth, type SvdProblem, type SvdResult, type SvdStageProbe } from './svd-plan.js';
 
 /** How the device route orthonormalises its bases. */
 export type DeviceQr = 'cholesky' | 'householder';
@@ -41,6 +40,7 @@ const CHOLESKY_BREAKDOWN_DEVIATION = 1e-3;
 export class DeviceRandomizedSvd {
   private readonly q: number;
   private readonly alpha: number;
+  private readonly powerIterations: number;
   private readonly steps: { name: string; cholesky: boolean }[] = [];
   private readonly infos: Tensor<'i32'>;
 
@@ -55,10 +55,11 @@ export class DeviceRandomizedSvd {
   ) {
     this.q = sketchWidth(o);
     this.alpha = productScale(maxAbs);
+    this.powerIterations = sketchSpansColumns(o) ? 0 : o.powerIterations;
     // Statuses: per orthonormalisation (the sketch, two per power iteration, Bᵀ) one for
     // Householder or two for CholeskyQR2's factors; then the core's SVD.
     const perBasis = qr === 'cholesky' ? 2 : 1;
-    this.infos = full<'i32'>(s, 'svd', [perBasis * (2 * o.powerIterations + 2) + 1], 0, 'i32');
+    this.infos = full<'i32'>(s, 'svd', [perBasis * (2 * this.powerIterations + 2) + 1], 0, 'i32');
   }
 
   /** The factors, or undefined when CholeskyQR2 broke down (only with `qr` 'cholesky'). */
@@ -66,14 +67,11 @@ export class DeviceRandomizedSvd {
     const { s, o, q } = this;
     const k = o.rank;
     try {
-      let basis: Tensor<'f32'>;
-      {
-        using omega = randn(s, [o.n, q], { seed: o.seed });
-        this.mark('random Ω');
-        basis = this.orthonormalize(this.product(omega, false), 'the sketch');
-      }
+      const sketch = firstSketch(s, this.a, o, this.alpha);
+      this.mark('products A·X');
+      let basis = this.orthonormalize(sketch, 'the sketch');
       try {
-        for (let i = 0; i < o.powerIterations; i++) {
+        for (let i = 0; i < this.powerIterations; i++) {
           using z = this.orthonormalize(this.product(basis, true), `power iteration ${i + 1} (Aᵀ·Q)`);
           const next = this.orthonormalize(this.product(z, false), `power iteration ${i + 1} (A·Z)`);
           basis.dispose();

@@ -14,7 +14,7 @@ import type { Session } from '../tensor/session.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { coreSvd } from './core-svd.js';
 import { appliedR, choleskyStep, type CholeskyStep } from './guarded-cholesky.js';
-import { PRODUCT, productScale, sketchWidth, type SvdProblem, type SvdResult } from './svd-plan.js';
+import { firstSketch, PRODUCT, productScale, sketchSpansColumns, sketchWidth, type SvdProblem, type SvdResult } from './svd-plan.js';
 import { multiplyUpper } from './triangular.js';
 
 /** A pass whose input had every scaled pivot above this leaves its output orthonormal to rounding. */
@@ -41,6 +41,7 @@ export class RandomizedSvd {
   private readonly q: number;
   /** alpha of every product with A: a power of two near 1/max|a|. */
   private readonly alpha: number;
+  private readonly powerIterations: number;
   private randomColumns = 0;
 
   constructor(
@@ -51,16 +52,17 @@ export class RandomizedSvd {
   ) {
     this.q = sketchWidth(o);
     this.alpha = productScale(maxAbs);
+    this.powerIterations = sketchSpansColumns(o) ? 0 : o.powerIterations;
   }
 
   run(): SvdResult {
-    const { a, o } = this;
-    let basis = this.sketch();
+    const { a, powerIterations } = this;
+    let basis = this.orthonormalize(firstSketch(this.s, a, this.o, this.alpha), powerIterations === 0 ? FINAL : INTERMEDIATE).q;
     try {
-      for (let i = 0; i < o.powerIterations; i++) {
+      for (let i = 0; i < powerIterations; i++) {
         const z = this.orthonormalize(this.product(a, basis, true), INTERMEDIATE).q;
         try {
-          const next = this.orthonormalize(this.product(a, z, false), i === o.powerIterations - 1 ? FINAL : INTERMEDIATE).q;
+          const next = this.orthonormalize(this.product(a, z, false), i === powerIterations - 1 ? FINAL : INTERMEDIATE).q;
           basis.dispose();
           basis = next;
         } finally {
@@ -99,13 +101,6 @@ export class RandomizedSvd {
       v?.dispose();
       throw err;
     }
-  }
-
-  /** Q of the first sketch A·Ω. */
-  private sketch(): Tensor<'f32'> {
-    const { s, a, o, q } = this;
-    using omega = randn(s, [o.n, q], { seed: o.seed });
-    return this.orthonormalize(this.product(a, omega, false), o.powerIterations === 0 ? FINAL : INTERMEDIATE).q;
   }
 
   /** alpha·A·x, or alpha·Aᵀ·x with `transpose`. */

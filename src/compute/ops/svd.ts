@@ -5,7 +5,8 @@
  * The truncated path is composed from GpuCompute ops, so it is the same algorithm on every
  * backend (the CPU backend runs it as the fallback):
  * 1. Sketch: Y = A·Ω with Ω an n×q Gaussian matrix (`gpu.randn`, keyed by `seed`),
- *    q = rank + oversample.
+ *    q = rank + oversample; Y = A where q = n (the sketch then spans A's columns exactly,
+ *    and an ill-conditioned Ω would only add f32 rounding; `linalg/svd-plan.ts`).
  * 2. Power iterations: Z = Aᵀ·Q, Y = A·Z, re-orthonormalising after every product so the
  *    small singular directions survive f32 rounding (as torch.svd_lowrank's niter).
  * 3. Bᵀ = Aᵀ·Q (n×q), factored Bᵀ = P·R; the q×q core Rᵀ = X·Σ·Yᵀ is decomposed exactly, and
@@ -75,7 +76,12 @@ export type { SvdResult, SvdStageProbe };
 export interface SvdOptions {
   /** Singular triplets to return, 1 ≤ rank ≤ min(m, n). Default: min(6, m, n); with `full`, min(m, n). */
   rank?: number;
-  /** Extra sketch columns beyond `rank` (q = rank + oversample, at most min(m, n)). Default 10. */
+  /**
+   * Extra sketch columns beyond `rank` (q = rank + oversample, at most min(m, n)). Default 10.
+   * Keep at least 2 beyond the matrix's numerical rank, or a power iteration: with neither,
+   * an unlucky seed can lose a direction to f32 rounding (a 1e-4–1e-3 relative error in a few
+   * seeds in a thousand at q = rank).
+   */
   oversample?: number;
   /** Power iterations (torch.svd_lowrank's niter). Default 2; more sharpen a slowly decaying spectrum. */
   powerIterations?: number;

@@ -1001,7 +1001,7 @@ const svdProperty: OpProperty<SvdCase> = {
       vvT: { values: eye, shape: [k, k], dtype: 'f32' },
     };
     // Below the true rank the best rank-k approximation is not a; then only s and orthonormality are checked.
-    if (k >= c.singularValues.length) outputs.reconstruction = { values: Array.from(km.a, Math.fround), shape: [c.m, c.n], dtype: 'f32' };
+    if (k >= c.singularValues.length && reconstructs(c)) outputs.reconstruction = { values: Array.from(km.a, Math.fround), shape: [c.m, c.n], dtype: 'f32' };
     return outputs;
   },
   tolerance(c, name) {
@@ -1018,6 +1018,18 @@ const svdProperty: OpProperty<SvdCase> = {
     }
   },
 };
+
+/**
+ * Whether the randomized SVD promises a to f32 accuracy at a rank ≥ its true rank r: a full SVD;
+ * a sketch spanning a whole side (q = min(m, n)); at least 2 sketch columns beyond r
+ * (Halko–Martinsson–Tropp's bound needs oversampling p ≥ 2); or a power iteration. With q = r
+ * and none, the sketch's f32 rounding tilts the basis by ~u·cond(Ω's r×r projection), which
+ * is unbounded (0.25–0.5% of such cases miss the tolerance).
+ */
+function reconstructs(c: SvdCase): boolean {
+  const q = Math.min(c.rank + c.oversample, c.m, c.n);
+  return c.full || q === Math.min(c.m, c.n) || q - c.singularValues.length >= 2 || c.powerIterations > 0;
+}
 
 function transposeOf(x: ArrayLike<number>, rows: number, cols: number): number[] {
   const t = new Array<number>(rows * cols);

@@ -147,6 +147,17 @@ describe('svd device route (column-major emulation on the CPU)', () => {
     expectOrthonormal(r, 120, 80, 10, `seed ${seed}`);
   });
 
+  it('sketches with a itself where the sketch is as wide as a (q = n)', () => {
+    // Seed 15's 6×6 Gaussian Ω has cond 5.8e4: A·Ω in f32 left a 7.4e-4 reconstruction error.
+    const km = knownMatrix(36, 6, [0.1, 0.1, 0.1, 0.1197, 0.1, 0.1], 15);
+    const norm = Math.hypot(...km.a);
+    for (const route of ['device', 'householder'] as const) {
+      const r = runSvd(gpu, km, { rank: 6, oversample: 0, powerIterations: 0, seed: 15 }, route);
+      expect(reconstructionError(km.a, 36, 6, r.u, r.s, r.v) / norm, route).toBeLessThanOrEqual(1e-6);
+      expectOrthonormal(r, 36, 6, 6, route);
+    }
+  });
+
   it('agrees with the host route on a decaying spectrum', () => {
     const seed = freshSeed();
     const [m, n, k] = [140, 100, 8];

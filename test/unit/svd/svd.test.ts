@@ -93,6 +93,25 @@ describe('svd on a known spectrum (CPU backend)', () => {
     expect(maxRelativeError(other.s, Array.from(first.s))).toBeLessThanOrEqual(1e-3);
   });
 
+  it('sketches with a itself where the sketch is as wide as a (q = n), so no seed can cost accuracy', () => {
+    // Seed 15's 6×6 Gaussian Ω has cond 5.8e4: A·Ω in f32 left a 7.4e-4 reconstruction error.
+    const km = knownMatrix(36, 6, [0.1, 0.1, 0.1, 0.1197, 0.1, 0.1], 15);
+    const norm = Math.hypot(...km.a);
+    const results = [15, 16].map((seed) => runSvd(gpu, km, { rank: 6, oversample: 0, powerIterations: 0, seed }));
+    for (const route of ['host', undefined] as const) {
+      const r = runSvd(gpu, km, { rank: 6, oversample: 0, powerIterations: 0, seed: 15 }, route);
+      expect(reconstructionError(km.a, 36, 6, r.u, r.s, r.v) / norm).toBeLessThanOrEqual(1e-6);
+      expectOrthonormal(r, 36, 6, 6, `route ${route ?? 'default'}`);
+    }
+    expect(Array.from(results[1]!.u)).toEqual(Array.from(results[0]!.u));
+    expect(Array.from(results[1]!.s)).toEqual(Array.from(results[0]!.s));
+    // Tall matrices of full column rank through default options (q = rank + 10 = n).
+    const seed = freshSeed();
+    const tall = knownMatrix(200, 16, Array.from({ length: 16 }, (_, i) => 2 ** -i / 4 + 1), seed);
+    const r = runSvd(gpu, tall, { rank: 6, seed });
+    expectRecovered(r, tall, 200, 16, 6, `seed ${seed}`);
+  });
+
   it('defaults to rank min(6, m, n)', () => {
     const km = knownMatrix(20, 4, [4, 3, 2, 1], freshSeed());
     expect(runSvd(gpu, km, {}).s.length).toBe(4);

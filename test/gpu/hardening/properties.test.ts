@@ -11,7 +11,7 @@ import type { BackendRegistration } from '../../../src/compute/backend/registrat
 import { BACKENDS } from '../../../src/compute/backends.js';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { checkProperty, compareRun, fuzzRuns } from '../../unit/hardening/fuzz.js';
-import { flushSubnormalInputs, OP_PROPERTIES, type OpProperty } from '../../unit/hardening/op-properties.js';
+import { flushSubnormalInputs, OP_PROPERTIES, refTools, type OpProperty, type RefTools } from '../../unit/hardening/op-properties.js';
 
 const RUNS = fuzzRuns(200);
 
@@ -33,9 +33,11 @@ for (const registration of BACKENDS) {
   describe.skipIf(!probe.available)(title, () => {
     let device: GpuCompute;
     let cpu: GpuCompute;
+    let tools: RefTools;
     beforeAll(async () => {
       device = await GpuCompute.create({ backend: registration.kind, logLevel: 'silent' });
       cpu = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
+      tools = refTools(cpu);
     });
     afterAll(() => {
       device?.dispose();
@@ -45,6 +47,8 @@ for (const registration of BACKENDS) {
     for (const p of OP_PROPERTIES as readonly OpProperty<unknown>[]) {
       it(p.name, async () => {
         const check = async (c: unknown) => {
+          // Run for what it measures of the case: some tolerances scale with it (a GRU layer norm's gain).
+          p.reference(c, tools);
           try {
             compareRun(p, c, device, p.run(cpu, c), 'cpu');
           } catch (err) {

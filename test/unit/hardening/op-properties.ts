@@ -32,6 +32,20 @@ export interface RefTools {
   normal(seed: number, n: number): ArrayLike<number>;
 }
 
+/** {@link RefTools} from `g`'s random ops (the CPU backend's, whose streams every backend matches). */
+export function refTools(g: GpuCompute): RefTools {
+  return {
+    uniform: (seed, n) => {
+      using u = g.rand([n], { seed });
+      return u.toArraySync();
+    },
+    normal: (seed, n) => {
+      using z = g.randn([n], { seed });
+      return z.toArraySync();
+    },
+  };
+}
+
 /** What an op's outputs may differ by: relative (norm-wise) and absolute. */
 export interface Tolerance {
   relative: number;
@@ -1248,8 +1262,8 @@ const gruProperty: OpProperty<GruCase> = {
   tolerance(c, _name, against) {
     const f = c.dtype === 'f32' ? (against === 'reference' ? 2e-6 : 2e-5) : 4 * DEVICE_ELEMENTWISE[c.dtype];
     // Rounding compounds over the steps and through each stacked layer (a cell is one of each),
-    // and a layer norm over a state of near-equal values magnifies it (the reference's gain; 1
-    // where no reference ran).
+    // and a layer norm over a state of near-equal values magnifies it (the gain the reference
+    // measured: the GPU tests run it too).
     const gain = Math.max(1, gruLayerNormGain.get(c) ?? 1);
     return { relative: f * gain * (c.kind === 'gruCell' ? 1 : c.steps * c.layers), absolute: 1e-6 };
   },

@@ -8,23 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GpuCompute } from '../../../src/compute/gpu-compute.js';
 import { GPU_COMPUTE_METHODS, NON_ALLOCATING } from './api-surface.js';
 import { checkProperty, compareRun, fuzzRuns } from './fuzz.js';
-import { OP_PROPERTIES, type OpProperty, type RefTools } from './op-properties.js';
+import { OP_PROPERTIES, refTools, type OpProperty, type RefTools } from './op-properties.js';
 
 let g: GpuCompute;
 let tools: RefTools;
 
 beforeAll(async () => {
   g = await GpuCompute.create({ backend: 'cpu', logLevel: 'silent' });
-  tools = {
-    uniform: (seed, n) => {
-      using u = g.rand([n], { seed });
-      return u.toArraySync();
-    },
-    normal: (seed, n) => {
-      using z = g.randn([n], { seed });
-      return z.toArraySync();
-    },
-  };
+  tools = refTools(g);
 });
 afterAll(() => g.dispose());
 

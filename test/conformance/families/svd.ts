@@ -11,10 +11,12 @@ import { expectOrthonormal, expectRecovered, maxRelativeError, reconstruction, r
 import type { ConformanceContext } from '../context.js';
 import { Case } from '../seeds.js';
 
-const TRUNCATED: { name: string; m: number; n: number; spectrum: number[]; rank: number; oversample?: number }[] = [
+const TRUNCATED: { name: string; m: number; n: number; spectrum: number[]; rank: number; oversample?: number; powerIterations?: number }[] = [
   { name: 'tall, exactly rank 8', m: 48, n: 36, spectrum: Array.from({ length: 8 }, (_, i) => 10 * 0.7 ** i), rank: 5 },
   { name: 'wide, exactly rank 6', m: 30, n: 45, spectrum: Array.from({ length: 6 }, (_, i) => 3 * 0.8 ** i), rank: 6 },
-  { name: 'sketch of 46 columns', m: 64, n: 48, spectrum: Array.from({ length: 48 }, (_, i) => 0.9 ** i), rank: 36, oversample: 10 },
+  // σ₄₇/σ₃₆ = 0.31: with the default 2 power iterations σ₃₆ misses 1e-4 for 1.3% of seeds (4 of
+  // 300 on the CPU, up to 2.2e-4); with 3 the worst of 300 is 3.5e-6.
+  { name: 'sketch of 46 columns', m: 64, n: 48, spectrum: Array.from({ length: 48 }, (_, i) => 0.9 ** i), rank: 36, oversample: 10, powerIterations: 3 },
 ];
 
 export function describeSvd(ctx: ConformanceContext): void {
@@ -24,7 +26,7 @@ export function describeSvd(ctx: ConformanceContext): void {
       it(`truncated: ${t.name}`, () => {
         const c = new Case(`svd ${t.name}`);
         const km = knownMatrix(t.m, t.n, t.spectrum, c.subSeed());
-        const options = { rank: t.rank, seed: c.subSeed(), ...(t.oversample === undefined ? {} : { oversample: t.oversample }) };
+        const options = { rank: t.rank, seed: c.subSeed(), oversample: t.oversample, powerIterations: t.powerIterations };
         const before = ctx.gpu.memoryStats().inUseBytes;
         const got = runSvd(ctx.gpu, km, options);
         expect(ctx.gpu.memoryStats().inUseBytes, c.msg('bytes in use after the factors are disposed')).toBe(before);

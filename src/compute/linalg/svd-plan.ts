@@ -1,6 +1,7 @@
 /**
  * What both truncated-SVD algorithms share: the resolved problem, its result type, the probe the
- * benchmark times stages with, the sketch width and the scaling of every product with A.
+ * benchmark times stages with, the sketch width, the first sketch and the scaling of every
+ * product with A.
  */
 import { binary } from '../ops/elementwise.js';
 import { matmul, type MatmulOptions } from '../ops/matmul.js';

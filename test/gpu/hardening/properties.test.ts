@@ -47,7 +47,7 @@ for (const registration of BACKENDS) {
     for (const p of OP_PROPERTIES as readonly OpProperty<unknown>[]) {
       it(p.name, async () => {
         const check = async (c: unknown) => {
-          // Run for what it measures of the case: some tolerances scale with it (a GRU layer norm's gain).
+          // The float64 reference also measures the case's error gains that some tolerances scale with (a GRU layer norm's).
           p.reference(c, tools);
           try {
             compareRun(p, c, device, p.run(cpu, c), 'cpu');

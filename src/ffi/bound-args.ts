@@ -1,11 +1,9 @@
 import koffi from 'koffi';
-import { badSlot, boundCountError, checkSlot, ScalarViews, TENSOR_MAP_SLOT_BYTES, U64_MAX, type ArgType } from './kernel-args.js';
+import { badSlot, boundCountError, checkSlot, ScalarViews, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, U64_MAX, type ArgType } from './kernel-args.js';
 
 /** What a slot holds before its first write: equal to no value. */
 const UNWRITTEN = Symbol('unwritten');
 const SLOT_BYTES = 8;
-/** A CUtensorMap's alignment. */
-const TENSOR_MAP_ALIGNMENT = 64;
 
 /**
  * The argument memory of one declared-signature launcher (`Kernel.bind`): an 8-byte slot per
@@ -45,14 +43,14 @@ export class BoundArgs {
     const mapCount = this.#types.filter((type) => type === 'tensorMap').length;
     this.#maps = this.#types.map(() => undefined);
     if (mapCount > 0) {
-      const memory = new ArrayBuffer(mapCount * TENSOR_MAP_SLOT_BYTES + TENSOR_MAP_ALIGNMENT);
+      const memory = new ArrayBuffer(mapCount * TENSOR_MAP_BYTES + TENSOR_MAP_ALIGNMENT);
       const address = koffi.address(memory);
       let offset = Number((BigInt(TENSOR_MAP_ALIGNMENT) - (address % BigInt(TENSOR_MAP_ALIGNMENT))) % BigInt(TENSOR_MAP_ALIGNMENT));
       for (let i = 0; i < this.#types.length; i++) {
         if (this.#types[i] !== 'tensorMap') continue;
-        this.#maps[i] = new Uint8Array(memory, offset, TENSOR_MAP_SLOT_BYTES);
+        this.#maps[i] = new Uint8Array(memory, offset, TENSOR_MAP_BYTES);
         this.#addresses[i] = address + BigInt(offset);
-        offset += TENSOR_MAP_SLOT_BYTES;
+        offset += TENSOR_MAP_BYTES;
       }
     }
     this.#address = koffi.address(this.#addresses.buffer);
@@ -77,7 +75,7 @@ export class BoundArgs {
       const type = types[i]!;
       if (type === 'tensorMap') {
         // Copied on every launch: the caller rewrites one map's bytes in place between launches.
-        if (!(value instanceof Uint8Array) || value.byteLength !== TENSOR_MAP_SLOT_BYTES) throw badSlot(kernelName, i, type, value);
+        if (!(value instanceof Uint8Array) || value.byteLength !== TENSOR_MAP_BYTES) throw badSlot(kernelName, i, type, value);
         this.#maps[i]!.set(value);
         continue;
       }

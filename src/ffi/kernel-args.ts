@@ -19,8 +19,10 @@ export type ScalarType = 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64' | 'ptr';
  */
 export type ArgType = ScalarType | 'tensorMap';
 
-/** The bytes of a CUtensorMap, the value of a `tensorMap` slot. */
-export const TENSOR_MAP_SLOT_BYTES = 128;
+/** The size of a CUtensorMap, the value of a `tensorMap` slot. */
+export const TENSOR_MAP_BYTES = 128;
+/** The alignment the driver requires of a CUtensorMap's memory. */
+export const TENSOR_MAP_ALIGNMENT = 64;
 
 /** A scalar argument tagged with its C type; build one with {@link i32}, {@link f32}, {@link ptr}... */
 export class ScalarArg {
@@ -123,7 +125,7 @@ function checkInteger64(name: string, value: number | bigint, min: bigint, max: 
 
 /** The byte size of a slot type's value. */
 export function slotSize(type: ArgType): number {
-  return type === 'tensorMap' ? TENSOR_MAP_SLOT_BYTES : type === 'i32' || type === 'u32' || type === 'f32' ? 4 : 8;
+  return type === 'tensorMap' ? TENSOR_MAP_BYTES : type === 'i32' || type === 'u32' || type === 'f32' ? 4 : 8;
 }
 
 const SCALAR_TYPES: ReadonlySet<string> = new Set(['i32', 'u32', 'i64', 'u64', 'f32', 'f64', 'ptr']);
@@ -379,7 +381,7 @@ function notAnArgument(kernelName: string, index: number, value: unknown): Inval
 export function badSlot(kernelName: string, index: number, type: ArgType, value: unknown): InvalidArgumentError {
   const expected =
     type === 'tensorMap'
-      ? `a Uint8Array of the map's ${TENSOR_MAP_SLOT_BYTES} bytes`
+      ? `a Uint8Array of the map's ${TENSOR_MAP_BYTES} bytes`
       : type === 'ptr'
       ? 'a bigint device address or a DeviceBuffer (never a number)'
       : type === 'f32' || type === 'f64'

@@ -6,6 +6,7 @@
 import { check } from '../../driver/cuda-error.js';
 import { openLibcuda } from '../../driver/library.js';
 import { InvalidArgumentError } from '../../errors.js';
+import { TENSOR_MAP_BYTES } from '../../ffi/kernel-args.js';
 import { lazyFunctions } from '../../ffi/lazy-functions.js';
 
 const driver = lazyFunctions(openLibcuda, {
@@ -25,10 +26,6 @@ const SWIZZLE_128B = 3;
 const INTERLEAVE_NONE = 0;
 const L2_PROMOTION_256B = 3;
 const OOB_FILL_ZERO = 0;
-
-/** Size and alignment of a CUtensorMap. */
-export const TENSOR_MAP_BYTES = 128;
-export const TENSOR_MAP_ALIGNMENT = 64;
 
 /** A row-major matrix (or a batch of them, `batchStride` elements apart) seen by TMA. */
 export interface TiledMatrix {

@@ -17,7 +17,7 @@
  */
 import type { Kernel } from '../../../driver/kernel.js';
 import { GpuError } from '../../../errors.js';
-import { bytes, f32, i32, ptr, type ArgType } from '../../../ffi/kernel-args.js';
+import { bytes, f32, i32, ptr, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, type ArgType } from '../../../ffi/kernel-args.js';
 import type { AttentionBackwardParams } from '../../core/attention-backward-params.js';
 import type { TensorView } from '../../core/view.js';
 import { cast, fill } from '../../gpu/elementwise.js';
@@ -41,7 +41,7 @@ import {
 } from './attention-backward-kernels.js';
 import { paddedHeadDim } from './attention-kernels.js';
 import { attentionWgmmaEnabled } from './attention.js';
-import { encodeTiledMatrix, TENSOR_MAP_ALIGNMENT, TENSOR_MAP_BYTES, TensorMapDataType } from '../tensor-map.js';
+import { encodeTiledMatrix, TensorMapDataType } from '../tensor-map.js';
 
 /** out, dOut, delta, rows, d. */
 const DOT_SIGNATURE: readonly ArgType[] = ['ptr', 'ptr', 'ptr', 'u64', 'i32'];

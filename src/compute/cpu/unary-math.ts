@@ -30,9 +30,17 @@ export function gelu(x: number): number {
   return x * normalCdf(x);
 }
 
-/** The tanh approximation of GELU. */
+/** 2u, with u = √(2/π)(x + 0.044715x³) the argument of the tanh form of GELU. */
+function geluTanhArg(x: number): number {
+  return 2 * GELU_TANH_K * (x + GELU_TANH_C * x * x * x);
+}
+
+/**
+ * The tanh approximation of GELU, 0.5·x·(1 + tanh u), written as x·σ(2u): on the left tail
+ * 1 + tanh u cancels (every digit gone by x ≈ −6, exactly 0 from x ≈ −8 on) while σ(2u) keeps them.
+ */
 export function geluTanh(x: number): number {
-  return 0.5 * x * (1 + Math.tanh(GELU_TANH_K * (x + GELU_TANH_C * x * x * x)));
+  return x * sigmoid(geluTanhArg(x));
 }
 
 /** x·sigmoid(x). */
@@ -55,14 +63,16 @@ export function leakyReluDerivative(x: number, slope: number): number {
   return x > 0 ? 1 : x <= 0 ? slope : NaN;
 }
 
+/** σ(x)σ(−x) = e^−|x| / (1 + e^−|x|)², which keeps its digits where 1 − σ(x) would cancel. */
 export function sigmoidDerivative(x: number): number {
-  const s = sigmoid(x);
-  return s * (1 - s);
+  const e = Math.exp(-Math.abs(x));
+  return e / ((1 + e) * (1 + e));
 }
 
+/** 1 − tanh²x = 4e^−2|x| / (1 + e^−2|x|)², which keeps its digits where 1 − tanh² would cancel. */
 export function tanhDerivative(x: number): number {
-  const t = Math.tanh(x);
-  return 1 - t * t;
+  const e = Math.exp(-2 * Math.abs(x));
+  return (4 * e) / ((1 + e) * (1 + e));
 }
 
 /** Φ(x) + x·φ(x). */
@@ -70,14 +80,16 @@ export function geluDerivative(x: number): number {
   return normalCdf(x) + x * INV_SQRT_2PI * Math.exp(-0.5 * x * x);
 }
 
+/** σ(v) + x·σ(v)σ(−v)·dv/dx with v = 2u, free of the cancellations of 1 + tanh u and 1 − tanh²u; ±∞ give NaN (∞·0). */
 export function geluTanhDerivative(x: number): number {
-  const t = Math.tanh(GELU_TANH_K * (x + GELU_TANH_C * x * x * x));
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_TANH_K * (1 + 3 * GELU_TANH_C * x * x);
+  const v = geluTanhArg(x);
+  const s = sigmoid(v);
+  return s + x * s * sigmoid(-v) * 2 * GELU_TANH_K * (1 + 3 * GELU_TANH_C * x * x);
 }
 
+/** σ(x)(1 + x·σ(−x)); σ(−x) rather than 1 − σ(x), which cancels on the right tail. */
 export function siluDerivative(x: number): number {
-  const s = sigmoid(x);
-  return s * (1 + x * (1 - s));
+  return sigmoid(x) * (1 + x * sigmoid(-x));
 }
 
 /** d/dx softplus is the logistic function. */

@@ -23,7 +23,8 @@ export const UNARY_REFERENCE: Record<UnaryOp, (x: number, slope: number) => numb
   tanh: (x) => (Math.exp(2 * x) - 1) / (Math.exp(2 * x) + 1),
   // x·Φ(x), with Φ from erfc on the left so tiny values keep their digits.
   gelu: (x) => (x < 0 ? 0.5 * x * referenceErfc(-x / Math.SQRT2) : 0.5 * x * (1 + referenceErf(x / Math.SQRT2))),
-  geluTanh: (x) => 0.5 * x * (1 + Math.tanh(GELU_K * (x + 0.044715 * x ** 3))),
+  // 0.5·x·(1 + tanh u) as x·σ(2u): 1 + tanh u cancels on the left tail, even in float64.
+  geluTanh: (x) => x * sigmoidRef(2 * GELU_K * (x + 0.044715 * x ** 3)),
   silu: (x) => x * sigmoidRef(x),
   softplus: (x) => Math.log(1 + Math.exp(x)),
 };

@@ -1,6 +1,6 @@
 /**
  * Float64 references for the accuracy sweeps, written in forms that keep their relative accuracy
- * in the tails (the JS backend's formulas lose it where 1 − tanh² or 1 + tanh cancel in double).
+ * in the tails, where 1 − tanh² or 1 + tanh would cancel even in double.
  */
 import { erfc } from '../../../src/compute/cpu/special-functions.js';
 import type { ActivationGradOp, UnaryOp } from '../../../src/compute/core/elementwise-ops.js';

@@ -240,7 +240,8 @@ const UNARY_REF: Record<string, (x: number, slope: number) => number> = {
   sigmoid: sigmoidRef,
   tanh: Math.tanh,
   gelu: (x) => x * cdf(x),
-  geluTanh: (x) => 0.5 * x * (1 + Math.tanh(GELU_K * (x + 0.044715 * x ** 3))),
+  // 0.5·x·(1 + tanh u) as x·σ(2u): 1 + tanh u cancels on the left tail, even in float64.
+  geluTanh: (x) => x * sigmoidRef(2 * GELU_K * (x + 0.044715 * x ** 3)),
   silu: (x) => x * sigmoidRef(x),
   softplus: (x) => (x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x))),
 };
@@ -252,9 +253,10 @@ const DERIVATIVE_REF: Record<ActivationName | 'geluTanh', (x: number, slope: num
   sigmoid: (x) => sigmoidRef(x) * (1 - sigmoidRef(x)),
   tanh: (x) => 1 - Math.tanh(x) ** 2,
   gelu: (x) => cdf(x) + x * phi(x),
+  // σ(v) + x·σ(v)σ(−v)·dv/dx with v = 2u: the same derivative without 1 + tanh u and 1 − tanh²u.
   geluTanh: (x) => {
-    const t = Math.tanh(GELU_K * (x + 0.044715 * x ** 3));
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_K * (1 + 3 * 0.044715 * x * x);
+    const v = 2 * GELU_K * (x + 0.044715 * x ** 3);
+    return sigmoidRef(v) + x * sigmoidRef(v) * sigmoidRef(-v) * 2 * GELU_K * (1 + 3 * 0.044715 * x * x);
   },
   silu: (x) => sigmoidRef(x) * (1 + x * (1 - sigmoidRef(x))),
   softplus: sigmoidRef,

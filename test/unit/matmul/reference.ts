@@ -30,7 +30,8 @@ export function refActivation(activation: MatmulActivation): (x: number) => numb
     case 'gelu':
       return (x) => 0.5 * x * (1 + referenceErf(x / Math.SQRT2));
     case 'geluTanh':
-      return (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+      // 0.5·x·(1 + tanh u) as x·σ(2u), which does not cancel on the left tail.
+      return (x) => x * sigmoid(2 * Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3));
     case 'silu':
       return (x) => x * sigmoid(x);
     case 'sigmoid':

@@ -1,7 +1,9 @@
 /**
  * layerNorm over rows, composed from the core ops for a backend without its own:
  * c = x − mean, v = mean(c²), y = c · rsqrt(v + eps) · gamma + beta (biased variance, as the
- * CPU backend and PyTorch), with f32 intermediates.
+ * CPU backend and PyTorch), with f32 intermediates. c is centred twice: the f32 mean of a row
+ * far from 0 is off by up to half an ulp of its magnitude, a shift every element of c would
+ * carry into y (relative to the row's spread); the mean of c itself is small, and so is its error.
  */
 import { planBroadcast } from '../../core/broadcast.js';
 import type { TensorView } from '../../core/view.js';
@@ -27,8 +29,12 @@ export function composedLayerNorm(
   const xf = temps.f32(x);
   const mean = temps.view('f32', [rows, 1]);
   backend.reduce('mean', xf, mean, plan);
+  const firstCentered = temps.view('f32', shape);
+  backend.binary('sub', xf, mean, firstCentered, byRow);
+  const drift = temps.view('f32', [rows, 1]);
+  backend.reduce('mean', firstCentered, drift, plan);
   const centered = temps.view('f32', shape);
-  backend.binary('sub', xf, mean, centered, byRow);
+  backend.binary('sub', firstCentered, drift, centered, byRow);
   const squares = temps.view('f32', shape);
   backend.binary('mul', centered, centered, squares, same);
   const variance = temps.view('f32', [rows, 1]);

@@ -1,7 +1,10 @@
 // Layer normalisation over the rows of [rows, cols]: (x - mean) / sqrt(var + eps) * gamma + beta
 // with the biased variance (rows-io.wgsl says who holds which elements). Each invocation keeps
 // its elements in registers; the mean and then the sum of squared deviations from it come from
-// two team reductions (the CPU's two passes, without reading the row twice).
+// two team reductions (the CPU's two passes, without reading the row twice). Every statistic is
+// of the row less its first element (x - x0, exact for values within a factor 2 of x0): an f32
+// mean of a row far from 0 is off by up to half an ulp of its magnitude, and each x - mean would
+// carry that shift, large next to a small spread; the shifted row's mean is of the spread's size.
 // SPLIT: STATS writes each chunk's (count, mean, sum of squared deviations) to `part`; APPLY
 // combines the row's records (Chan et al.'s pairwise update, written symmetrically so every
 // member of a butterfly holds the same value), reads its chunk again and writes the output.
@@ -72,6 +75,7 @@ fn load_beta(sp: Span, k: u32, lane: u32) -> vec4<f32> {
 }
 //#endif
 
+// (x - mean) * inv_std * gamma + beta, with x and mean both taken less the row's first element.
 fn normalised(sp: Span, k: u32, lane: u32, x: vec4<f32>, mean: f32, inv_std: f32) -> vec4<f32> {
   var y = (x - vec4<f32>(mean)) * inv_std;
 //#if GAMMA
@@ -100,6 +104,7 @@ fn put_part(i: u32, n: f32, mean: f32, m2: f32) {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let lane = lid % TEAM;
   let sp = span_of(wid, nwg, lid);
+  let pivot = vec4<f32>(ld_x(sp.row * P.cols));
 //#if APPLY
   let chunks = nwg.x;
   var acc = Acc(0.0, 0.0, 0.0);
@@ -110,13 +115,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let r = team_reduce(acc, lid);
   let inv_std = 1.0 / sqrt(r.m2 / r.n + P.eps);
   for (var k = 0u; k < K; k++) {
-    store_out(sp, k, lane, normalised(sp, k, lane, load_x(sp, k, lane), r.mean, inv_std));
+    store_out(sp, k, lane, normalised(sp, k, lane, load_x(sp, k, lane) - pivot, r.mean, inv_std));
   }
 //#else
   let zero = vec4<f32>(0.0);
   var v: array<vec4<f32>, K>;
   for (var k = 0u; k < K; k++) {
-    v[k] = select(zero, load_x(sp, k, lane), inside(sp, k, lane));
+    v[k] = select(zero, load_x(sp, k, lane) - pivot, inside(sp, k, lane));
   }
   var sum = 0.0;
   for (var k = 0u; k < K; k++) {

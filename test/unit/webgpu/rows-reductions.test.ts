@@ -253,6 +253,23 @@ describe.skipIf(skipReason)(suite('WebGPU softmax, logSoftmax, layerNorm'), () =
       xc.dispose();
     }
   });
+
+  it.each(['subgroups', 'workgroup'] as const)('layerNorm keeps rows far from 0 with a small spread within a few roundings (%s)', async (mode) => {
+    // An f32 mean of ±1030 is off by up to 6e-5, which x - mean would carry next to a spread of 1.
+    const pair = pairs[mode]!;
+    for (const cols of [9, 129, 516, 5003, FEW, LONG]) {
+      const rows = 4;
+      const seed = freshSeed();
+      const values = randomValues(rows * cols, seed).map((v, i) => v + (Math.floor(i / cols) % 2 === 0 ? 1030 : -1030));
+      const [x, xc] = twin(pair, values, [rows, cols], 'f32');
+      using y = pair.webgpu.layerNorm(x, null, null, 1e-5);
+      using yc = pair.cpu.layerNorm(xc, null, null, 1e-5);
+      const ref = rowsRef(await valuesOf(x), cols, (r) => layerNormRef(r, undefined, undefined, 1e-5));
+      expectMatches(`far rows cols ${cols} seed ${seed} (${mode})`, await valuesOf(y), ref, await valuesOf(yc), 'f32', 2e-6);
+      x.dispose();
+      xc.dispose();
+    }
+  });
 });
 
 describe.skipIf(skipReason)(suite('WebGPU transpose'), () => {

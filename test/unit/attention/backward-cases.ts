@@ -73,9 +73,10 @@ export function storedGradientsFor(c: AttentionCase, t: { q: Tensor; k: Tensor; 
  * when the backward itself is exact but reads the forward's output rounded to the dtype: D =
  * rowsum(dOut ∘ out) then carries that rounding, and dS = P·(dP − D) turns it into an absolute
  * error of dq and dk that is large next to them where the rows' terms cancel (observed up to
- * 1.8u in f16 and 2.2u in bf16 at head dims 16–256, u the unit roundoff). About six units. At head
- * dim 1 the cancellation is complete enough that only the comparison with
- * `storedGradientsFor` is meaningful in 16 bits.
+ * 1.8u in f16 and 2.2u in bf16 at head dims 16–256, u the unit roundoff). About six units; in f32
+ * far more, and `gradientBound` adds what f32 roundings can reach where the rows cancel. At head
+ * dim 1 the cancellation is complete enough that only the comparison with `storedGradientsFor`
+ * is meaningful in 16 bits.
  */
 export const BACKWARD_TOLERANCE: Record<FloatDType, number> = { f32: 1e-5, f16: 3e-3, bf16: 2.4e-2 };
 
@@ -85,3 +86,24 @@ export const BACKWARD_TOLERANCE: Record<FloatDType, number> = { f32: 1e-5, f16: 
  * products; 2e-5 in f32 (approximate exponentials, f32 atomics).
  */
 export const GPU_BACKWARD_TOLERANCE: Record<FloatDType, number> = { f32: 2e-5, f16: 2 * BACKWARD_TOLERANCE.f16, bf16: 2 * BACKWARD_TOLERANCE.bf16 };
+
+function norm(values: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += values[i]! ** 2;
+  return Math.sqrt(sum);
+}
+
+/**
+ * A norm-wise bound for dq or dk against float64: `tolerance`, plus `backends` times what relative
+ * errors of (1 + headDim)·2^-24 in dS's terms can reach (`sensitivity` is the reference's dqD or
+ * dkD): the f32 arithmetic of every backward, and an f32 output's rounding in D; a 16-bit
+ * output's rounding is what the tolerance's units cover. Relative to the gradient's norm, the
+ * second term is tiny where the rows' terms do not cancel; it keeps a head dim of 1, whose dq and
+ * dk are weighted covariances over a few keys and may vanish by chance, from failing on the
+ * problem's conditioning (about 1 draw in 110 at 3 queries and 4 keys, f32, 1e-5, without it).
+ */
+export function gradientBound(tolerance: number, reference: ArrayLike<number>, sensitivity: ArrayLike<number>, headDim: number, backends = 1): number {
+  const reach = backends * (1 + headDim) * 2 ** -24 * norm(sensitivity);
+  const size = norm(reference);
+  return tolerance + (size === 0 ? reach : reach / size);
+}

@@ -61,12 +61,22 @@ export function referenceAttention(p: ReferenceProblem): { out: Float64Array; ls
  * Gradients of Σ dOut ∘ attention(q, k, v) in float64, the direct way (each row's probabilities
  * from its whole row of scores, then the softmax Jacobian row by row); `out` and `lse` are
  * recomputed here, not taken from the code under test.
+ *
+ * Also how far relative errors of one unit in the terms of dS = P·(dP − D) can move dq and dk:
+ * `dqD` and `dkD`, |scale|·Σ_j w_ij·|k_j| and |scale|·Σ_i w_ij·|q_i| with
+ * w_ij = P_ij·(A_i + (|dP_ij| + |D_i|)·(1 − ln P_ij)) and A_i = Σ|dOut_i ∘ out_i|: D summed from
+ * the output as stored (rounded to the dtype), P from an exponent whose own error grows with it,
+ * dP from a dot product. dq_i = Σ_j dS_ij·k_j cancels where dP − D changes sign over the row, so
+ * such errors may be large next to dq and dk (a head dim of 1, a peaked row) however exactly a
+ * backend works: they measure the problem's conditioning, not the backend.
  */
-export function referenceAttentionBackward(p: ReferenceProblem & { dOut: ArrayLike<number> }): { dq: Float64Array; dk: Float64Array; dv: Float64Array } {
+export function referenceAttentionBackward(p: ReferenceProblem & { dOut: ArrayLike<number> }): { dq: Float64Array; dk: Float64Array; dv: Float64Array; dqD: Float64Array; dkD: Float64Array } {
   const { batch, heads, kvHeads, seqQ, seqK, headDim: d } = p;
   const dq = new Float64Array(batch * heads * seqQ * d);
   const dk = new Float64Array(batch * kvHeads * seqK * d);
   const dv = new Float64Array(batch * kvHeads * seqK * d);
+  const dqD = new Float64Array(dq.length);
+  const dkD = new Float64Array(dk.length);
   const probs = new Float64Array(seqK);
   const dProbs = new Float64Array(seqK);
   for (let b = 0; b < batch; b++) {
@@ -95,17 +105,26 @@ export function referenceAttentionBackward(p: ReferenceProblem & { dOut: ArrayLi
           dProbs[j] = dot;
           weighted += probs[j]! * dot;
         }
+        let terms = 0;  // A_i = Σ_x |dOut_x·out_x|
+        for (let x = 0; x < d; x++) {
+          let o = 0;
+          for (let j = 0; j < seqK; j++) o += probs[j]! * p.v[kv(j) + x]!;
+          terms += Math.abs(p.dOut[row + x]! * o);
+        }
         for (let j = 0; j < seqK; j++) {
           if (probs[j] === 0) continue;
           const ds = probs[j]! * (dProbs[j]! - weighted) * p.scale;
+          const reach = probs[j]! * (terms + (Math.abs(dProbs[j]!) + Math.abs(weighted)) * (1 - Math.log(probs[j]!))) * Math.abs(p.scale);
           for (let x = 0; x < d; x++) {
             dq[row + x]! += ds * p.k[kv(j) + x]!;
             dk[kv(j) + x]! += ds * p.q[row + x]!;
             dv[kv(j) + x]! += probs[j]! * p.dOut[row + x]!;
+            dqD[row + x]! += reach * Math.abs(p.k[kv(j) + x]!);
+            dkD[kv(j) + x]! += reach * Math.abs(p.q[row + x]!);
           }
         }
       }
     }
   }
-  return { dq, dk, dv };
+  return { dq, dk, dv, dqD, dkD };
 }

@@ -1,7 +1,6 @@
 /**
  * activationGrad for every activation of the table (each derivative op), in every float dtype:
- * dy·f'(x) against a central difference of the float64 forward reference, and NaN in x or dy
- * giving NaN.
+ * dy·f'(x) against the float64 derivative, and NaN in x or dy giving NaN.
  */
 import { it } from 'vitest';
 import { ACTIVATION_GRAD, type ActivationName } from '../../../src/compute/core/elementwise-ops.js';
@@ -37,7 +36,7 @@ export function describeActivationGrad(ctx: ConformanceContext): void {
           const cases = SHAPES.map((shape) => {
             const c = new Case(`${label} [${shape}]`);
             const n = product(shape);
-            // x away from relu's kink, where a finite difference means nothing.
+            // x away from relu's kink.
             return { c, shape, xs: c.normal(n, 2).map((v) => (Math.abs(v) < 1e-3 ? v + 0.01 : v)), dys: c.normal(n) };
           });
           cases.push({ c: new Case(`${label} NaN`), shape: [4], xs: [NaN, 1, -1, NaN], dys: [1, NaN, 0.5, NaN] });

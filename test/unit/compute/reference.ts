@@ -1,9 +1,9 @@
 /**
  * float64 references computed in the tests, independently of the backends:
  * the textbook formulas, broadcasting by explicit index arithmetic, and
- * derivatives by central differences.
+ * derivatives from the calculus (checked against central differences).
  */
-import type { UnaryOp } from '../../../src/compute/core/elementwise-ops.js';
+import type { ActivationName, UnaryOp } from '../../../src/compute/core/elementwise-ops.js';
 import { referenceErf, referenceErfc } from './helpers.js';
 
 export const sigmoidRef = (x: number) => 1 / (1 + Math.exp(-x));
@@ -29,11 +29,39 @@ export const UNARY_REFERENCE: Record<UnaryOp, (x: number, slope: number) => numb
   softplus: (x) => Math.log(1 + Math.exp(x)),
 };
 
-/** f'(x) by a central difference of the forward reference (step scaled to x). */
-export function derivativeRef(name: UnaryOp, x: number, slope: number): number {
-  const f = UNARY_REFERENCE[name];
-  const h = 1e-6 * Math.max(1, Math.abs(x));
-  return (f(x + h, slope) - f(x - h, slope)) / (2 * h);
+/** σ(x)σ(−x) without cancellation on either tail. */
+function sigmoidSlope(x: number): number {
+  const e = Math.exp(-Math.abs(x));
+  return e / ((1 + e) * (1 + e));
+}
+
+const normalDensity = (x: number) => Math.exp(-0.5 * x * x) / Math.sqrt(2 * Math.PI);
+
+/**
+ * Each activation's derivative from the calculus, in forms that keep their relative accuracy on
+ * the tails (a central difference does not: the forward's last digits, divided by the step, are
+ * 6e-5 of gelu's derivative near x = −4); a unit test holds them to central differences of the
+ * forwards where those are accurate.
+ */
+export const DERIVATIVE_REFERENCE: Record<ActivationName, (x: number, slope: number) => number> = {
+  relu: (x) => (x > 0 ? 1 : 0),
+  leakyRelu: (x, slope) => (x > 0 ? 1 : slope),
+  sigmoid: sigmoidSlope,
+  tanh: (x) => 4 * sigmoidSlope(2 * x),
+  // Φ(x) + x·φ(x), Φ from erfc on the left.
+  gelu: (x) => (x < 0 ? 0.5 * referenceErfc(-x / Math.SQRT2) : 0.5 * (1 + referenceErf(x / Math.SQRT2))) + x * normalDensity(x),
+  // σ(v) + x·σ(v)σ(−v)·dv/dx, v = 2u.
+  geluTanh: (x) => {
+    const v = 2 * GELU_K * (x + 0.044715 * x ** 3);
+    return sigmoidRef(v) + x * sigmoidSlope(v) * 2 * GELU_K * (1 + 3 * 0.044715 * x * x);
+  },
+  silu: (x) => sigmoidRef(x) * (1 + x * sigmoidRef(-x)),
+  softplus: sigmoidRef,
+};
+
+/** f'(x) of activation `name` (leakyRelu's slope `slope`). */
+export function derivativeRef(name: ActivationName, x: number, slope: number): number {
+  return DERIVATIVE_REFERENCE[name](x, slope);
 }
 
 /** Row-major multi-index of flat index `i` in `shape`. */

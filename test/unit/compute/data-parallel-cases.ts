@@ -165,10 +165,17 @@ export function pair(comm: Communicator, first: GpuCompute, ref: GpuCompute, mod
   };
 }
 
-/** `steps` AdamW steps both ways from the same start, a fresh batch each. */
+/**
+ * `steps` AdamW steps both ways from the same start, a fresh batch each. eps is 1e-3, not the
+ * default 1e-8: Adam's first step is lr·g/(|g| + eps), whose slope in g, lr·eps/(|g| + eps)², is
+ * huge for a gradient component that happens to be tiny, and the two ways' gradients differ in
+ * their last bits (another summation order); with 1e-8 that turned into parameters 1e-4 apart
+ * about once in 550 runs.
+ */
 export function trainBoth(gpus: readonly GpuCompute[], ref: GpuCompute, model: ModelCase, p: Pair, steps: number, seed: number): void {
-  const optimizers = gpus.map((_, r) => new AdamW(p.dp.parameters(r), { lr: 0.02 }));
-  const refOpt = new AdamW(p.refParams, { lr: 0.02 });
+  const options = { lr: 0.02, eps: 1e-3 };
+  const optimizers = gpus.map((_, r) => new AdamW(p.dp.parameters(r), options));
+  const refOpt = new AdamW(p.refParams, options);
   try {
     for (let step = 0; step < steps; step++) {
       const batch = makeBatch(model, 6 * gpus.length, seed + 100 * step);

@@ -71,7 +71,8 @@ describe('rand and randn', () => {
     const ns = await n.toArray();
     const mean = ns.reduce((a, b) => a + b, 0) / ns.length;
     const variance = ns.reduce((a, b) => a + (b - mean) ** 2, 0) / ns.length;
-    expect(Math.abs(mean)).toBeLessThan(0.01);
+    // Six standard errors (1/√n and √(2/n)): a false failure about once in 500 million runs.
+    expect(Math.abs(mean)).toBeLessThan(0.0135);
     expect(Math.abs(variance - 1)).toBeLessThan(0.02);
   });
 
@@ -98,7 +99,7 @@ describe('dropout', () => {
     expect(Array.from(ys)).toEqual(expected);
     expect(Array.from(await again.toArray())).toEqual(Array.from(ys));
     const dropped = ys.filter((v) => v === 0).length / ys.length;
-    expect(Math.abs(dropped - p)).toBeLessThan(0.03);
+    expect(Math.abs(dropped - p)).toBeLessThan(0.04);  // over six standard errors
   });
 
   it('is the identity at p = 0 and zeros at p = 1', async () => {

@@ -53,16 +53,32 @@ describe('mseLoss', () => {
   }
 });
 
+/**
+ * A seed and class indices for crossEntropy over `shape`, every third row ignored (by −100 or by
+ * an index past the classes). Seeds where a counted row's loss is under 0.01 are drawn again:
+ * there the loss, lse − x_t, is a remainder far below f32's rounding of lse and x_t (a single row
+ * missed 1e-4 about 3e-4 of runs).
+ */
+function indexProblem(shape: readonly number[]): { seed: number; targets: number[] } {
+  const classes = shape[shape.length - 1]!;
+  const rows = product(shape) / classes;
+  for (;;) {
+    const seed = freshSeed();
+    const next = prng(seed);
+    const targets = Array.from({ length: rows }, (_, i) => (i % 3 === 2 ? (i % 2 === 0 ? -100 : classes) : Math.floor(next() * classes)));
+    const x = randomValues(product(shape), seed, 2);
+    const tiny = targets.some((c, r) => c >= 0 && c < classes && -logSoftmaxRow(x.slice(r * classes, (r + 1) * classes))[c]! < 0.01);
+    if (!tiny) return { seed, targets };
+  }
+}
+
 describe('crossEntropy', () => {
   for (const reduction of REDUCTIONS) {
     it(`with class indices, some ignored, reduction ${reduction}`, () => {
       for (const shape of [[5], [4, 5], [2, 3, 7]]) {
-        const seed = freshSeed();
+        const { seed, targets } = indexProblem(shape);
         const classes = shape[shape.length - 1]!;
         const rows = product(shape) / classes;
-        const next = prng(seed);
-        // Every third row ignored, by −100 or by an index past the classes.
-        const targets = Array.from({ length: rows }, (_, i) => (i % 3 === 2 ? (i % 2 === 0 ? -100 : classes) : Math.floor(next() * classes)));
         using t = g.tensor(Int32Array.from(targets), shape.slice(0, -1));
         gradcheck(g, {
           label: `crossEntropy [${shape}] indices ${reduction}`,

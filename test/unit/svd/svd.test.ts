@@ -90,7 +90,9 @@ describe('svd on a known spectrum (CPU backend)', () => {
     expect(Array.from(again.v)).toEqual(Array.from(first.v));
     const other = runSvd(gpu, km, { rank: 6, seed: 6 });
     expect(Array.from(other.u)).not.toEqual(Array.from(first.u));
-    expect(maxRelativeError(other.s, Array.from(first.s))).toBeLessThanOrEqual(1e-3);
+    // The spectrum 1/i decays slowly, so each sketch misses σ₆ by its own few 1e-4 (the worst of
+    // 6,000 draws 8e-4): 3e-3 leaves that tail room.
+    expect(maxRelativeError(other.s, Array.from(first.s))).toBeLessThanOrEqual(3e-3);
   });
 
   it('sketches with a itself where the sketch is as wide as a (q = n), so no seed can cost accuracy', () => {

@@ -5,7 +5,8 @@
  * of the true value (subnormal ulps for tiny results); ±inf, NaN and overflow must match exactly.
  * Both builds are measured where the engine runs both. Measured maxima on the development machine
  * (relaxed-simd / simd128): exp 0.82 / 1.11, log 0.77, sqrt 0.5, rsqrt 1.45, sigmoid 2.28, tanh 1.49,
- * gelu 4.92 / 4.90, geluTanh 2.96 / 3.07, silu 2.68 / 2.74, softplus 1.75 / 1.91; derivatives:
+ * gelu 4.92 / 4.90, geluTanh 2.96 / 3.07, silu 2.68 / 2.74, softplus 1.75 / 1.91 (over every f32
+ * of magnitude 2^-8 to 128, further: see ulp-bounds.ts); derivatives:
  * sigmoid 3.51, tanh 3.52, gelu 3.62, geluTanh 4.41 / 5.09, silu 4.28 / 5.26, softplus 2.28
  * (over every f32 of the sensitive magnitudes they reach further, up to 7.92: see ulp-bounds.ts)
  * (leakyRelu and its derivative: one rounding of a double product, ≤ 0.5).

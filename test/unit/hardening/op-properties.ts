@@ -843,8 +843,8 @@ const matmulProperty: OpProperty<MatmulCase> = {
     const scale = Math.sqrt(bound.reduce((s, v) => s + (Number.isFinite(v) ? v * v : 0), 0));
     const accumulation = (k + 3) * 2 ** -24 * scale;
     const factor = against === 'reference' ? 2 : 8;
-    // Plus half a subnormal step per element: an output at a rounding midpoint of the dtype's
-    // subnormals (a pre-activation of 2^-24 in f16 through geluTanh) may round either way.
+    // Plus one subnormal step per element, norm-wise: an output at a rounding midpoint of the
+    // dtype's subnormals (a pre-activation of 2^-24 in f16 through geluTanh) may round either way.
     return { relative: factor * UNIT_ROUNDOFF[c.dtype], absolute: factor * accumulation + Math.sqrt(bound.length) * SMALLEST_SUBNORMAL[c.dtype] };
   },
 };

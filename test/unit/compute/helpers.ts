@@ -17,6 +17,14 @@ export function freshSeed(): number {
   return randomBytes(4).readUInt32LE(0);
 }
 
+/** A fresh seed whose inputs `accept` takes: draws again past ill-conditioned ones (a tie at a kink, a saturated row). */
+export function freshSeedWhere(accept: (seed: number) => boolean): number {
+  for (;;) {
+    const seed = freshSeed();
+    if (accept(seed)) return seed;
+  }
+}
+
 /** A small independent PRNG (mulberry32) for test inputs; not the library's Philox. */
 export function prng(seed: number): () => number {
   let state = seed >>> 0;

@@ -16,43 +16,12 @@ import { ACTIVATION_GRAD_OPS, UNARY_OP_NAMES } from '../../../src/compute/core/e
 import { activationGrad, unary } from '../../../src/compute/cpu/simd/elementwise.js';
 import type { SimdRuntime } from '../../../src/compute/cpu/simd/runtime.js';
 import { relaxedSimdSupported, type SimdVariant } from '../../../src/compute/cpu/simd/wasm-module.js';
-import { FLOAT_DTYPES, SPECIAL_VALUES, decode, encode, freshSeed, get, prng, put, runtime, ulpError } from './helpers.js';
+import { FLOAT_DTYPES, decode, encode, f32Line, freshSeed, get, maxUlp, prng, put, runtime, ulpError } from './helpers.js';
 import { ULP_BOUND as BOUND } from './ulp-bounds.js';
 import { GRAD_REF, UNARY_REF } from './reference-math.js';
 
 
 const SLOPE = 0.01;
-
-/** The sweep's inputs, as f32 values. */
-function sweep(seed: number): Float32Array {
-  const points: number[] = [...SPECIAL_VALUES];
-  for (let x = -30; x <= 30; x += 2 ** -9) points.push(x);
-  const next = prng(seed);
-  const bits = new Uint32Array(1);
-  const value = new Float32Array(bits.buffer);
-  for (let exponent = 0; exponent < 255; exponent++) {
-    for (let k = 0; k < 48; k++) {
-      for (const sign of [0, 1]) {
-        bits[0] = ((sign << 31) | (exponent << 23) | Math.floor(next() * 0x800000)) >>> 0;
-        points.push(value[0]!);
-      }
-    }
-  }
-  return Float32Array.from(points);
-}
-
-/** Largest ulp error of `got` against `ref` (Infinity when a special or an overflow differs). */
-function maxUlp(xs: Float32Array, got: ArrayLike<number>, ref: (x: number) => number): { ulp: number; at: number } {
-  let worst = { ulp: 0, at: 0 };
-  for (let i = 0; i < xs.length; i++) {
-    const r = ref(xs[i]!);
-    const rounded = Math.fround(r);
-    const g = got[i]!;
-    const u = Number.isFinite(rounded) ? ulpError(g, r, 'f32') : Object.is(rounded, g) || (Number.isNaN(rounded) && Number.isNaN(g)) ? 0 : Infinity;
-    if (u > worst.ulp) worst = { ulp: u, at: xs[i]! };
-  }
-  return worst;
-}
 
 const variants: SimdVariant[] = relaxedSimdSupported() ? ['relaxed-simd', 'simd128'] : ['simd128'];
 const runtimes = new Map<SimdVariant, SimdRuntime>(variants.map((v) => [v, runtime(1, v)]));
@@ -63,7 +32,7 @@ afterAll(async () => {
 describe.each(variants)('%s build', (variant) => {
   const rt = runtimes.get(variant)!;
   const seed = freshSeed();
-  const xs = sweep(seed);
+  const xs = f32Line(seed, 2 ** -9, 48);
   const n = xs.length;
   const x = put(rt, new Uint8Array(xs.buffer));
   const ones = put(rt, new Uint8Array(new Float32Array(n).fill(1).buffer));

@@ -176,6 +176,40 @@ export function ulpError(got: number, ref: number, dtype: Exclude<DType, 'i32'>)
   return Math.abs(got - ref) / 2 ** (exp - mantissa);
 }
 
+/**
+ * f32 inputs over the whole line: the special values, a grid of [-30, 30] in steps of `step`, and
+ * `perBinade` random mantissas from `seed` in every binade of both signs (subnormals to 3.4e38).
+ */
+export function f32Line(seed: number, step: number, perBinade: number): Float32Array {
+  const points: number[] = [...SPECIAL_VALUES];
+  for (let x = -30; x <= 30; x += step) points.push(x);
+  const next = prng(seed);
+  const bits = new Uint32Array(1);
+  const value = new Float32Array(bits.buffer);
+  for (let exponent = 0; exponent < 255; exponent++) {
+    for (let k = 0; k < perBinade; k++) {
+      for (const sign of [0, 1]) {
+        bits[0] = ((sign << 31) | (exponent << 23) | Math.floor(next() * 0x800000)) >>> 0;
+        points.push(value[0]!);
+      }
+    }
+  }
+  return Float32Array.from(points);
+}
+
+/** Largest f32 ulp error of `got` against `ref` over `xs`, and where (Infinity when a special or an overflow differs). */
+export function maxUlp(xs: Float32Array, got: ArrayLike<number>, ref: (x: number) => number): { ulp: number; at: number } {
+  let worst = { ulp: 0, at: 0 };
+  for (let i = 0; i < xs.length; i++) {
+    const r = ref(xs[i]!);
+    const rounded = Math.fround(r);
+    const g = got[i]!;
+    const u = Number.isFinite(rounded) ? ulpError(g, r, 'f32') : Object.is(rounded, g) || (Number.isNaN(rounded) && Number.isNaN(g)) ? 0 : Infinity;
+    if (u > worst.ulp) worst = { ulp: u, at: xs[i]! };
+  }
+  return worst;
+}
+
 /** Norm-wise relative error ‖got − ref‖/‖ref‖ over the finite reference entries (NaN/inf must match exactly). */
 export function relError(got: ArrayLike<number>, ref: ArrayLike<number>): number {
   let diff = 0;
